@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	cemit "github.com/ksc-lang/ksc/emit/c"
+	"github.com/ksc-lang/ksc/driver"
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
+)
+
+// compile loads, derives and optimises the files.
+func compile(c *cli.Context, t *timer) (*ir.Program, error) {
+	paths, err := files(c)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := driver.Load(paths, driver.Derived)
+	if err != nil {
+		return nil, err
+	}
+	t.step("front end")
+	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check-ir")}); err != nil {
+		return nil, err
+	}
+	t.step("optimise")
+	return prog, nil
+}
+
+func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
+	t := newTimer(c.Bool("time"), stderr)
+	p, err := compile(c, t)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "ksc-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var exe string
+	switch backend := c.String("backend"); backend {
+	case "c":
+		exe, err = driver.BuildC(c.Context, p, driver.DefaultCC("-O2"), dir)
+	case "go":
+		exe, err = driver.BuildGo(c.Context, p, dir)
+	default:
+		return usagef("unknown backend %q (want c or go)", backend)
+	}
+	if err != nil {
+		return err
+	}
+	t.step("build")
+	var out bytes.Buffer
+	w := io.Writer(stdout)
+	if test {
+		w = io.MultiWriter(stdout, &out)
+	}
+	code, err := driver.Run(c.Context, exe, w, stderr)
+	if err != nil {
+		return err
+	}
+	t.step("run")
+	if code != 0 {
+		return &exitError{code: exitProgram}
+	}
+	if test {
+		return checkTests(out.String(), stderr)
+	}
+	return nil
+}
+
+// checkTests checks the TESTS FOLLOW protocol: after that line, groups of
+// "----", a name, and 1 (pass) or 0 (fail).
+func checkTests(out string, stderr io.Writer) error {
+	lines := strings.Split(out, "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "TESTS FOLLOW" {
+			start = i + 1
+			break
+		}
+	}
+	if start < 0 {
+		return fmt.Errorf("the program printed no TESTS FOLLOW line")
+	}
+	var failed []string
+	n := 0
+	for i := start; i < len(lines); {
+		if strings.TrimSpace(lines[i]) == "" {
+			i++
+			continue
+		}
+		if strings.TrimSpace(lines[i]) != "----" || i+2 >= len(lines) {
+			return fmt.Errorf("malformed test output after TESTS FOLLOW at line %d: %q", i+1, lines[i])
+		}
+		name, result := strings.TrimSpace(lines[i+1]), strings.TrimSpace(lines[i+2])
+		n++
+		switch result {
+		case "1", "true":
+		case "0", "false":
+			failed = append(failed, name)
+		default:
+			return fmt.Errorf("test %q printed %q, want 1 or 0", name, result)
+		}
+		i += 3
+	}
+	for _, f := range failed {
+		fmt.Fprintf(stderr, "FAIL: %s\n", f)
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(stderr, "%d of %d tests failed\n", len(failed), n)
+		return &exitError{code: exitProgram}
+	}
+	fmt.Fprintf(stderr, "ok: %d tests passed\n", n)
+	return nil
+}
+
+func cmdCheck(c *cli.Context) error {
+	paths, err := files(c)
+	if err != nil {
+		return err
+	}
+	prog, err := driver.Load(paths, driver.Derived)
+	if err != nil {
+		return err
+	}
+	if c.Bool("check-ir") {
+		return driver.Optimise(prog, driver.Options{CheckIR: true})
+	}
+	return nil
+}
+
+func cmdFmt(c *cli.Context, stdout io.Writer) error {
+	paths, err := files(c)
+	if err != nil {
+		return err
+	}
+	var errs syntax.ErrorList
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		f, err := syntax.ParseFile(p, src)
+		if err != nil {
+			if el, ok := err.(syntax.ErrorList); ok {
+				errs = append(errs, el...)
+				continue
+			}
+			return err
+		}
+		out := syntax.FormatFile(f)
+		switch {
+		case c.Bool("l"):
+			if !bytes.Equal(out, src) {
+				fmt.Fprintln(stdout, p)
+			}
+		case c.Bool("w"):
+			if !bytes.Equal(out, src) {
+				if err := os.WriteFile(p, out, 0o644); err != nil {
+					return err
+				}
+			}
+		default:
+			stdout.Write(out)
+		}
+	}
+	return errs.Err()
+}
+
+func cmdEmit(c *cli.Context, stdout io.Writer) error {
+	paths, err := files(c)
+	if err != nil {
+		return err
+	}
+	stage := c.String("stage")
+	switch stage {
+	case "parsed":
+		fs, err := driver.ParseFiles(paths)
+		if err != nil {
+			return err
+		}
+		for _, f := range fs {
+			stdout.Write(syntax.FormatFile(f))
+		}
+		return nil
+	case "typed", "derived", "optimised", "c", "go":
+	default:
+		return usagef("unknown stage %q (want parsed, typed, derived, optimised, c or go)", stage)
+	}
+	st := driver.Derived
+	if stage == "typed" {
+		st = driver.Typed
+	}
+	prog, err := driver.Load(paths, st)
+	if err != nil {
+		return err
+	}
+	if stage == "typed" || stage == "derived" {
+		stdout.Write(prog.Format())
+		return nil
+	}
+	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check")}); err != nil {
+		return err
+	}
+	switch stage {
+	case "optimised":
+		stdout.Write(prog.Format())
+	case "c":
+		out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: hasMain(prog)})
+		if err != nil {
+			return err
+		}
+		io.WriteString(stdout, out.C)
+	case "go":
+		src, err := driver.EmitGo(prog)
+		if err != nil {
+			return err
+		}
+		stdout.Write(src)
+	}
+	return nil
+}
+
+func cmdBuild(c *cli.Context, stderr io.Writer) error {
+	out := c.String("o")
+	base := filepath.Base(out)
+	if !strings.HasPrefix(base, "lib") || !strings.HasSuffix(base, ".so") || len(base) <= len("lib.so") {
+		return usagef("build: -o must name a library DIR/libNAME.so, not %q", out)
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(base, "lib"), ".so")
+	if !isCName(name) {
+		return usagef("build: the library name %q must be a C identifier", name)
+	}
+	t := newTimer(c.Bool("time"), stderr)
+	p, err := compile(c, t)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(out)
+	if err := driver.BuildLibrary(c.Context, p, name, dir, driver.DefaultCC("-O3"), c.String("emit-c")); err != nil {
+		return err
+	}
+	t.step("build")
+	return nil
+}
+
+func isCName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// hasMain reports whether the program defines main.
+func hasMain(prog *ir.Program) bool {
+	for _, f := range prog.Funcs {
+		if len(f.Name.Derivs) == 0 && f.Name.Base == "main" && f.Body != nil {
+			return true
+		}
+	}
+	return false
+}

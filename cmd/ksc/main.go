@@ -1,0 +1,217 @@
+// Command ksc compiles programs in the ks language: it checks them, runs
+// them through the C or Go backend, formats them, prints them at any stage
+// of the pipeline, and builds shared libraries with a C header.
+//
+// Exit status: 0 success, 1 an error in the program (including a runtime
+// error of a program run by ksc), 2 a usage error, 3 an internal compiler
+// error (a bug in ksc).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ksc-lang/ksc/driver"
+	"github.com/ksc-lang/ksc/syntax"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitProgram  = 1
+	exitUsage    = 2
+	exitInternal = 3
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks errors in how ksc was invoked.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries the exit status of a program run by ksc.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// run runs the command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "ksc: internal compiler error: %v\n", r)
+			code = exitInternal
+		}
+	}()
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	return report(err, stderr)
+}
+
+// report prints err and returns the exit status for it.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	var ee *exitError
+	var el syntax.ErrorList
+	var se *syntax.Error
+	var ie *driver.InternalError
+	var ce *driver.CompileError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "ksc: %s\n", ue.msg)
+		return exitUsage
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "ksc: %v\n", ie)
+		if os.Getenv("KSC_DEBUG") != "" {
+			stderr.Write(ie.Stack)
+		}
+		return exitInternal
+	case errors.As(err, &el):
+		for _, e := range el {
+			fmt.Fprintln(stderr, e)
+		}
+		return exitProgram
+	case errors.As(err, &se):
+		fmt.Fprintln(stderr, se)
+		return exitProgram
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "ksc: %v\n", ce)
+		return exitProgram
+	}
+	if strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "Required flag") {
+		fmt.Fprintf(stderr, "ksc: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "ksc: %v\n", err)
+	return exitProgram
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	checkFlag := &cli.BoolFlag{Name: "check-ir", Usage: "run the IR checker after every pass (finds bugs in ksc)"}
+	backendFlag := &cli.StringFlag{Name: "backend", Value: "c", Usage: "backend that compiles the program: c or go"}
+	timeFlag := &cli.BoolFlag{Name: "time", Usage: "print the time each step takes on stderr"}
+	app := &cli.App{
+		Name:      "ksc",
+		Usage:     "compile differentiable programs written in ks",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		ExitErrHandler: func(*cli.Context, error) {
+			// Errors are reported by run.
+		},
+		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
+			return usagef("%v", err)
+		},
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			{
+				Name:      "run",
+				Usage:     "compile a program and run its main",
+				ArgsUsage: "FILE.ks...",
+				Description: "Compiles the files (read as one program) and runs (def main Integer () ...),\n" +
+					"with the program's output on stdout. A runtime error prints its .ks position\n" +
+					"on stderr and exits with status 1.",
+				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag},
+				Action: func(c *cli.Context) error { return cmdRun(c, stdout, stderr, false) },
+			},
+			{
+				Name:      "test",
+				Usage:     "run a self-checking program (TESTS FOLLOW protocol)",
+				ArgsUsage: "FILE.ks...",
+				Description: "Runs main like `ksc run`; after a line TESTS FOLLOW the program prints, for\n" +
+					"each check, ----, a name and 1 or 0. Fails (status 1) if any check prints 0.",
+				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag},
+				Action: func(c *cli.Context) error { return cmdRun(c, stdout, stderr, true) },
+			},
+			{
+				Name:      "check",
+				Usage:     "parse, type-check and derive; report errors only",
+				ArgsUsage: "FILE.ks...",
+				Flags:     []cli.Flag{checkFlag},
+				Action:    func(c *cli.Context) error { return cmdCheck(c) },
+			},
+			{
+				Name:      "fmt",
+				Usage:     "print files in canonical format",
+				ArgsUsage: "FILE.ks...",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "w", Usage: "write the result to the file instead of stdout"},
+					&cli.BoolFlag{Name: "l", Usage: "list files whose formatting differs"},
+				},
+				Action: func(c *cli.Context) error { return cmdFmt(c, stdout) },
+			},
+			{
+				Name:      "emit",
+				Usage:     "print the program after a stage of the pipeline",
+				ArgsUsage: "FILE.ks...",
+				Description: "Stages: parsed (canonical source), typed (resolved and desugared), derived\n" +
+					"(with generated functions), optimised (after the passes), c, go.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "stage", Value: "typed", Usage: "parsed, typed, derived, optimised, c or go"},
+					&cli.BoolFlag{Name: "check", Usage: "run the IR checker after every pass"},
+				},
+				Action: func(c *cli.Context) error { return cmdEmit(c, stdout) },
+			},
+			{
+				Name:      "build",
+				Usage:     "build a shared library and its C header",
+				ArgsUsage: "FILE.ks... -o DIR/libNAME.so",
+				Description: "Writes DIR/libNAME.so and DIR/NAME.h. Every def becomes NAME_<def>, taking\n" +
+					"a context, its arguments and a pointer to its result, and returning 0 or an\n" +
+					"error code (the message is in NAME_ctx_error). Honours $CC and $CFLAGS\n" +
+					"(default -O3).",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "o", Required: true, Usage: "output library `DIR/libNAME.so`"},
+					&cli.StringFlag{Name: "emit-c", Usage: "also write the generated C to `FILE`"},
+					checkFlag, timeFlag,
+				},
+				Action: func(c *cli.Context) error { return cmdBuild(c, stderr) },
+			},
+		},
+	}
+	return app
+}
+
+// files returns the command's file arguments.
+func files(c *cli.Context) ([]string, error) {
+	if c.NArg() == 0 {
+		return nil, usagef("%s: no input files", c.Command.Name)
+	}
+	return c.Args().Slice(), nil
+}
+
+// timer prints how long steps take when enabled.
+type timer struct {
+	on    bool
+	w     io.Writer
+	start time.Time
+}
+
+func newTimer(on bool, w io.Writer) *timer { return &timer{on: on, w: w, start: time.Now()} }
+
+func (t *timer) step(name string) {
+	if t.on {
+		now := time.Now()
+		fmt.Fprintf(t.w, "ksc: %-10s %v\n", name, now.Sub(t.start).Round(time.Microsecond))
+		t.start = now
+	}
+}

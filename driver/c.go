@@ -1,0 +1,119 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	cemit "github.com/ksc-lang/ksc/emit/c"
+	"github.com/ksc-lang/ksc/ir"
+)
+
+// EmitC generates C for an optimised program.
+func EmitC(prog *ir.Program, opts cemit.Options) (out *cemit.Output, err error) {
+	err = guard("the C backend", "", func() error {
+		var eerr error
+		out, eerr = cemit.Emit(prog, opts)
+		return eerr
+	})
+	return out, err
+}
+
+// CC describes the C compiler: the command (from $CC, default cc) and
+// flags (from $CFLAGS when set, else the defaults given by the caller).
+type CC struct {
+	Cmd   string
+	Flags []string
+}
+
+// DefaultCC returns the C compiler from the environment, with the given
+// optimisation flags unless $CFLAGS overrides them.
+func DefaultCC(optFlags ...string) CC {
+	cc := CC{Cmd: os.Getenv("CC")}
+	if cc.Cmd == "" {
+		cc.Cmd = "cc"
+	}
+	if f := os.Getenv("CFLAGS"); f != "" {
+		cc.Flags = strings.Fields(f)
+	} else {
+		cc.Flags = optFlags
+	}
+	return cc
+}
+
+// A CompileError is a failure of the C or Go compiler on generated code:
+// a bug in ksc unless the program calls something ksc cannot see.
+type CompileError struct {
+	Tool   string
+	Output string
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("%s failed on the generated code:\n%s", e.Tool, strings.TrimSpace(e.Output))
+}
+
+// CompileC compiles C source to an executable or shared library at out.
+// extra are flags such as -shared. Compiler warnings are returned.
+func (cc CC) CompileC(ctx context.Context, src, out string, extra ...string) (warnings string, err error) {
+	args := append([]string{"-std=c11", "-Wall", "-Wextra"}, cc.Flags...)
+	args = append(args, extra...)
+	args = append(args, "-o", out, src, "-lm")
+	cmd := exec.CommandContext(ctx, cc.Cmd, args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", &CompileError{Tool: cc.Cmd, Output: buf.String()}
+		}
+		return "", fmt.Errorf("running %s: %w", cc.Cmd, err)
+	}
+	return buf.String(), nil
+}
+
+// BuildC compiles prog (optimised) into an executable in dir and returns its path.
+func BuildC(ctx context.Context, prog *ir.Program, cc CC, dir string) (string, error) {
+	out, err := EmitC(prog, cemit.Options{Prefix: "ks", Main: true})
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(out.C), 0o644); err != nil {
+		return "", err
+	}
+	exe := filepath.Join(dir, "prog")
+	if _, err := cc.CompileC(ctx, src, exe); err != nil {
+		return "", err
+	}
+	return exe, nil
+}
+
+// RunResult is the outcome of running a program.
+type RunResult struct {
+	ExitCode int
+}
+
+// Run runs an executable with the given output streams and returns its
+// exit status (an error only when it could not be run).
+func Run(ctx context.Context, exe string, stdout, stderr io.Writer) (int, error) {
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ee.ExitCode() < 0 {
+			return 3, fmt.Errorf("the program was killed: %v", ee)
+		}
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, nil
+}

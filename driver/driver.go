@@ -1,0 +1,158 @@
+// Package driver runs the compiler pipeline: it reads and parses source
+// files, type-checks them, derives the requested functions, runs the
+// optimiser passes and hands the program to a backend; it also builds and
+// runs the generated C and Go. The command line (cmd/ksc) and the tests
+// use it, so both see the same pipeline.
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/ksc-lang/ksc/derive"
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/optimise"
+	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/typecheck"
+)
+
+// A Stage names a point in the pipeline.
+type Stage string
+
+// The stages, in order.
+const (
+	Parsed    Stage = "parsed"
+	Typed     Stage = "typed"
+	Derived   Stage = "derived"
+	Optimised Stage = "optimised"
+)
+
+// Options control the pipeline.
+type Options struct {
+	// CheckIR runs the IR checker after every pass.
+	CheckIR bool
+}
+
+// An InternalError is a bug in ksc: a panic caught at a stage boundary,
+// with the stage and what was being compiled.
+type InternalError struct {
+	Stage string
+	What  string
+	Value any
+	Stack []byte
+}
+
+func (e *InternalError) Error() string {
+	s := "internal compiler error in " + e.Stage
+	if e.What != "" {
+		s += " while compiling " + e.What
+	}
+	return fmt.Sprintf("%s: %v", s, e.Value)
+}
+
+// guard runs f, turning a panic into an *InternalError.
+func guard(stage, what string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &InternalError{Stage: stage, What: what, Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return f()
+}
+
+// IsInternal reports whether err is an internal compiler error.
+func IsInternal(err error) bool {
+	var ie *InternalError
+	return errors.As(err, &ie)
+}
+
+// ParseFiles reads and parses the files.
+func ParseFiles(paths []string) ([]*syntax.File, error) {
+	var files []*syntax.File
+	var errs syntax.ErrorList
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		f, err := parse(p, src)
+		if err != nil {
+			var el syntax.ErrorList
+			if !errors.As(err, &el) {
+				return nil, err
+			}
+			errs = append(errs, el...)
+		}
+		files = append(files, f)
+	}
+	return files, errs.Err()
+}
+
+func parse(name string, src []byte) (f *syntax.File, err error) {
+	err = guard("the parser", name, func() error {
+		var perr error
+		f, perr = syntax.ParseFile(name, src)
+		return perr
+	})
+	return f, err
+}
+
+// Source is a named piece of ks text (for tests and tools that do not
+// read files).
+type Source struct {
+	Name string
+	Text []byte
+}
+
+// Load parses and type-checks the files, and derives what they ask for.
+// It stops at stage (Typed or Derived).
+func Load(paths []string, stage Stage) (*ir.Program, error) {
+	files, err := ParseFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	return check(files, stage)
+}
+
+// LoadSources is Load for sources in memory.
+func LoadSources(srcs []Source, stage Stage) (*ir.Program, error) {
+	var files []*syntax.File
+	var errs syntax.ErrorList
+	for _, s := range srcs {
+		f, err := parse(s.Name, s.Text)
+		if err != nil {
+			var el syntax.ErrorList
+			if !errors.As(err, &el) {
+				return nil, err
+			}
+			errs = append(errs, el...)
+		}
+		files = append(files, f)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return check(files, stage)
+}
+
+func check(files []*syntax.File, stage Stage) (prog *ir.Program, err error) {
+	err = guard("the type checker", "", func() error {
+		var cerr error
+		prog, cerr = typecheck.Check(files)
+		return cerr
+	})
+	if err != nil || stage == Typed {
+		return prog, err
+	}
+	err = guard("derive", "", func() error { return derive.Derive(prog) })
+	return prog, err
+}
+
+// Optimise runs the optimiser passes over a derived program.
+func Optimise(prog *ir.Program, opts Options) error {
+	return guard("the optimiser", "", func() error {
+		return optimise.Run(prog, optimise.Options{Check: opts.CheckIR})
+	})
+}

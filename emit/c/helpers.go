@@ -1,0 +1,436 @@
+package cemit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ksc-lang/ksc/types"
+)
+
+// A helper is a C function generated once per type for a polymorphic
+// operation. gen returns the helper's parameters (after its name) and body.
+type helperGen func(e *emitter, t *types.Type, h *hb) (ret, params string)
+
+// helperGens are the kinds of helper. (A function, not a variable, since
+// the generators call helper, which reads the table.)
+func helperGens(kind string) helperGen {
+	return map[string]helperGen{
+		"print":    genPrint,    // void (T x): print in the format of section 6
+		"eq":       genEq,       // bool (T a, T b): structural equality
+		"copy":     genCopy,     // T (ctx, T x): a copy sharing no tensor memory with x
+		"addto":    genAddTo,    // void (ctx, pos, T *acc, T x): *acc += x in place
+		"zerolike": genZeroLike, // T (ctx, T x): zeros shaped like x
+		"zeros":    genZeros,    // T (ctx, pos, Sh(T) shape): zeros of a shape
+		"tsadd":    genTsAdd,    // T (ctx, pos, T x, dT dx)
+		"tsscale":  genTsScale,  // T (ctx, double k, T x)
+		"tsdot":    genTsDot,    // double (ctx, pos, T a, T b)
+		"tsneg":    genTsNeg,    // T (ctx, T x)
+		"dotdiff":  genDotDiff,  // double (ctx, pos, T a, T b, dT dt): ts_dot(a - b, dt)
+	}[kind]
+}
+
+// hb builds a helper's body.
+type hb struct {
+	b      strings.Builder
+	indent int
+	n      int
+}
+
+func (h *hb) line(format string, args ...any) {
+	h.b.WriteString(strings.Repeat("  ", h.indent+1))
+	fmt.Fprintf(&h.b, format, args...)
+	h.b.WriteByte('\n')
+}
+
+func (h *hb) fresh(base string) string {
+	h.n++
+	return fmt.Sprintf("%s%d", base, h.n)
+}
+
+// forEach emits a loop over the n elements of tensors, with body inside.
+func (h *hb) forEach(n string, body func(i string)) {
+	i := h.fresh("i")
+	h.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
+	h.indent++
+	body(i)
+	h.indent--
+	h.line("}")
+}
+
+// helper returns the name of the helper of the given kind for type t,
+// generating it on first use.
+func (e *emitter) helper(kind string, t *types.Type) string {
+	key := kind + "_" + types.Mangle(t)
+	if n, ok := e.helpers[key]; ok {
+		return n
+	}
+	name := "ksh_" + key
+	e.helpers[key] = name
+	h := &hb{}
+	ret, params := helperGens(kind)(e, t, h)
+	sig := fmt.Sprintf("%s %s(%s)", ret, name, params)
+	fmt.Fprintf(&e.helperDecls, "static KS_UNUSED %s;\n", sig)
+	fmt.Fprintf(&e.helperDefs, "\n/* %s of %s */\nstatic %s {\n%s}\n", kind, t, sig, h.b.String())
+	return name
+}
+
+// sameSizes emits checks that tensors a and b of type t have equal sizes.
+func sameSizes(h *hb, t *types.Type, a, b string) {
+	for d, s := range sizesOf(a, t.Rank) {
+		h.line("ks_check_same_size(ctx, pos, %s, %s);", s, sizesOf(b, t.Rank)[d])
+	}
+}
+
+// newLike emits the allocation of tensor r of type rt with the sizes of x.
+func newLike(e *emitter, h *hb, rt *types.Type, r, x string) {
+	h.line("%s %s;", e.ctype(rt), r)
+	if rt.Rank == 1 {
+		h.line("%s.size = %s.size;", r, x)
+	} else {
+		h.line("memcpy(%s.size, %s.size, sizeof %s.size);", r, x, r)
+	}
+	h.line("%s.data = ks_alloc_array(ctx, \"\", %s, sizeof *%s.data);", r, count(x, rt.Rank), r)
+}
+
+func genPrint(e *emitter, t *types.Type, h *hb) (string, string) {
+	switch t.Kind {
+	case types.Float, types.Integer, types.Bool, types.String:
+		h.line("ks_print_%s(x);", types.Mangle(t))
+	case types.Tuple:
+		for i, et := range t.Elems {
+			if i > 0 {
+				h.line("putchar(',');")
+			}
+			h.line("%s(x.f%d);", e.helper("print", et), i)
+		}
+		if len(t.Elems) == 0 {
+			h.line("(void)x;")
+		}
+	case types.Tensor:
+		elem := e.helper("print", t.Elem)
+		if t.Rank == 1 {
+			h.line("putchar('[');")
+			h.forEach("x.size", func(i string) {
+				h.line("if (%s > 0) fputs(\", \", stdout);", i)
+				h.line("%s(x.data[%s]);", elem, i)
+			})
+			h.line("putchar(']');")
+			break
+		}
+		// Nested brackets, one level per dimension.
+		h.line("int64_t k = 0;")
+		var rec func(d int)
+		rec = func(d int) {
+			h.line("putchar('[');")
+			h.forEach(fmt.Sprintf("x.size[%d]", d), func(i string) {
+				h.line("if (%s > 0) fputs(\", \", stdout);", i)
+				if d == t.Rank-1 {
+					h.line("%s(x.data[k++]);", elem)
+				} else {
+					rec(d + 1)
+				}
+			})
+			h.line("putchar(']');")
+		}
+		rec(0)
+	}
+	return "void", e.ctype(t) + " x"
+}
+
+func genEq(e *emitter, t *types.Type, h *hb) (string, string) {
+	switch t.Kind {
+	case types.Float, types.Integer, types.Bool:
+		h.line("return a == b;")
+	case types.String:
+		h.line("return strcmp(a, b) == 0;")
+	case types.Tuple:
+		var cs []string
+		for i, et := range t.Elems {
+			cs = append(cs, fmt.Sprintf("%s(a.f%d, b.f%d)", e.helper("eq", et), i, i))
+		}
+		if len(cs) == 0 {
+			h.line("(void)a; (void)b;")
+			cs = []string{"true"}
+		}
+		h.line("return %s;", strings.Join(cs, " && "))
+	case types.Tensor:
+		for d, s := range sizesOf("a", t.Rank) {
+			h.line("if (%s != %s) return false;", s, sizesOf("b", t.Rank)[d])
+		}
+		h.forEach(count("a", t.Rank), func(i string) {
+			h.line("if (!%s(a.data[%s], b.data[%s])) return false;", e.helper("eq", t.Elem), i, i)
+		})
+		h.line("return true;")
+	}
+	return "bool", e.ctype(t) + " a, " + e.ctype(t) + " b"
+}
+
+func genCopy(e *emitter, t *types.Type, h *hb) (string, string) {
+	switch t.Kind {
+	case types.Float, types.Integer, types.Bool, types.String:
+		h.line("(void)ctx;")
+		h.line("return x;")
+	case types.Tuple:
+		h.line("%s r = x;", e.ctype(t))
+		for i, et := range t.Elems {
+			if !et.IsScalar() {
+				h.line("r.f%d = %s(ctx, x.f%d);", i, e.helper("copy", et), i)
+			}
+		}
+		h.line("(void)ctx;")
+		h.line("return r;")
+	case types.Tensor:
+		newLike(e, h, t, "r", "x")
+		if t.Elem.IsUniform() {
+			h.line("if (%s > 0) memcpy(r.data, x.data, (size_t)(%s) * sizeof *r.data);", count("x", t.Rank), count("x", t.Rank))
+		} else {
+			h.forEach(count("x", t.Rank), func(i string) {
+				h.line("r.data[%s] = %s(ctx, x.data[%s]);", i, e.helper("copy", t.Elem), i)
+			})
+		}
+		h.line("return r;")
+	}
+	return e.ctype(t), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+func genAddTo(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx; (void)pos;")
+	switch t.Kind {
+	case types.Float:
+		h.line("*acc += x;")
+	case types.Integer:
+		h.line("*acc = ks_iadd(*acc, x);")
+	case types.Tuple:
+		for i, et := range t.Elems {
+			h.line("%s(ctx, pos, &acc->f%d, x.f%d);", e.helper("addto", et), i, i)
+		}
+		if len(t.Elems) == 0 {
+			h.line("(void)acc; (void)x;")
+		}
+	case types.Tensor:
+		sameSizes(h, t, "(*acc)", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			switch t.Elem.Kind {
+			case types.Float:
+				h.line("acc->data[%s] += x.data[%s];", i, i)
+			default:
+				h.line("%s(ctx, pos, &acc->data[%s], x.data[%s]);", e.helper("addto", t.Elem), i, i)
+			}
+		})
+	}
+	return "void", "ks_ctx *ctx, const char *pos, " + e.ctype(t) + " *acc, " + e.ctype(t) + " x"
+}
+
+// zeroScalar returns the zero of a uniform type as a C expression.
+func (e *emitter) zeroScalar(t *types.Type) string {
+	switch t.Kind {
+	case types.Float:
+		return "0.0"
+	case types.Integer:
+		return "0"
+	case types.Bool:
+		return "false"
+	case types.String:
+		return `""`
+	}
+	return "(" + e.ctype(t) + "){0}"
+}
+
+func genZeroLike(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx; (void)x;")
+	switch t.Kind {
+	case types.Tuple:
+		h.line("%s r;", e.ctype(t))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, x.f%d);", i, e.helper("zerolike", et), i)
+		}
+		if len(t.Elems) == 0 {
+			h.line("r.unused = 0;")
+		}
+		h.line("return r;")
+	case types.Tensor:
+		newLike(e, h, t, "r", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			if t.Elem.IsUniform() {
+				h.line("r.data[%s] = %s;", i, e.zeroScalar(t.Elem))
+			} else {
+				h.line("r.data[%s] = %s(ctx, x.data[%s]);", i, e.helper("zerolike", t.Elem), i)
+			}
+		})
+		h.line("return r;")
+	default:
+		h.line("return %s;", e.zeroScalar(t))
+	}
+	return e.ctype(t), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+func genZeros(e *emitter, t *types.Type, h *hb) (string, string) {
+	sh, _ := types.Shape(t)
+	h.line("(void)ctx; (void)pos; (void)shape;")
+	switch {
+	case t.IsUniform():
+		h.line("return %s;", e.zeroScalar(t))
+	case t.Kind == types.Tuple:
+		h.line("%s r;", e.ctype(t))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, pos, shape.f%d);", i, e.helper("zeros", et), i)
+		}
+		h.line("return r;")
+	case t.Kind == types.Tensor:
+		h.line("%s r;", e.ctype(t))
+		var sizes []string
+		switch {
+		case t.Elem.IsUniform() && t.Rank == 1:
+			sizes = []string{"shape"}
+		case t.Elem.IsUniform():
+			for d := 0; d < t.Rank; d++ {
+				sizes = append(sizes, fmt.Sprintf("shape.f%d", d))
+			}
+		default:
+			sizes = sizesOf("shape", t.Rank)
+		}
+		if t.Rank == 1 {
+			h.line("r.size = %s;", sizes[0])
+			h.line("int64_t n = r.size;")
+		} else {
+			for d, s := range sizes {
+				h.line("r.size[%d] = %s;", d, s)
+			}
+			h.line("int64_t n = ks_count(ctx, pos, %d, r.size);", t.Rank)
+		}
+		h.line("r.data = ks_alloc_array(ctx, pos, n, sizeof *r.data);")
+		h.forEach("n", func(i string) {
+			if t.Elem.IsUniform() {
+				h.line("r.data[%s] = %s;", i, e.zeroScalar(t.Elem))
+			} else {
+				h.line("r.data[%s] = %s(ctx, pos, shape.data[%s]);", i, e.helper("zeros", t.Elem), i)
+			}
+		})
+		h.line("return r;")
+	}
+	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + e.ctype(sh) + " shape"
+}
+
+func genTsAdd(e *emitter, t *types.Type, h *hb) (string, string) {
+	dt, _ := types.Tangent(t)
+	h.line("(void)ctx; (void)pos; (void)dx;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return x + dx;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return x;")
+	case types.Tuple:
+		h.line("%s r;", e.ctype(t))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, pos, x.f%d, dx.f%d);", i, e.helper("tsadd", et), i, i)
+		}
+		if len(t.Elems) == 0 {
+			h.line("r = x;")
+		}
+		h.line("return r;")
+	case types.Tensor:
+		sameSizes(h, t, "x", "dx")
+		newLike(e, h, t, "r", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			h.line("r.data[%s] = %s(ctx, pos, x.data[%s], dx.data[%s]);", i, e.helper("tsadd", t.Elem), i, i)
+		})
+		h.line("return r;")
+	}
+	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + e.ctype(t) + " x, " + e.ctype(dt) + " dx"
+}
+
+func genTsScale(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx; (void)k;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return k * x;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return x;")
+	case types.Tuple:
+		h.line("%s r = x;", e.ctype(t))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, k, x.f%d);", i, e.helper("tsscale", et), i)
+		}
+		h.line("return r;")
+	case types.Tensor:
+		newLike(e, h, t, "r", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			h.line("r.data[%s] = %s(ctx, k, x.data[%s]);", i, e.helper("tsscale", t.Elem), i)
+		})
+		h.line("return r;")
+	}
+	return e.ctype(t), "ks_ctx *ctx, double k, " + e.ctype(t) + " x"
+}
+
+func genTsNeg(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return -x;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return x;")
+	case types.Tuple:
+		h.line("%s r = x;", e.ctype(t))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, x.f%d);", i, e.helper("tsneg", et), i)
+		}
+		h.line("return r;")
+	case types.Tensor:
+		newLike(e, h, t, "r", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			h.line("r.data[%s] = %s(ctx, x.data[%s]);", i, e.helper("tsneg", t.Elem), i)
+		})
+		h.line("return r;")
+	}
+	return e.ctype(t), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+func genTsDot(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx; (void)pos; (void)a; (void)b;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return a * b;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return 0.0;")
+	case types.Tuple:
+		h.line("double r = 0.0;")
+		for i, et := range t.Elems {
+			h.line("r += %s(ctx, pos, a.f%d, b.f%d);", e.helper("tsdot", et), i, i)
+		}
+		h.line("return r;")
+	case types.Tensor:
+		sameSizes(h, t, "a", "b")
+		h.line("double r = 0.0;")
+		h.forEach(count("a", t.Rank), func(i string) {
+			h.line("r += %s(ctx, pos, a.data[%s], b.data[%s]);", e.helper("tsdot", t.Elem), i, i)
+		})
+		h.line("return r;")
+	}
+	return "double", "ks_ctx *ctx, const char *pos, " + e.ctype(t) + " a, " + e.ctype(t) + " b"
+}
+
+func genDotDiff(e *emitter, t *types.Type, h *hb) (string, string) {
+	dt, _ := types.Tangent(t)
+	h.line("(void)ctx; (void)pos; (void)a; (void)b; (void)dt;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return (a - b) * dt;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return 0.0;")
+	case types.Tuple:
+		h.line("double r = 0.0;")
+		for i, et := range t.Elems {
+			h.line("r += %s(ctx, pos, a.f%d, b.f%d, dt.f%d);", e.helper("dotdiff", et), i, i, i)
+		}
+		h.line("return r;")
+	case types.Tensor:
+		sameSizes(h, t, "a", "b")
+		sameSizes(h, t, "a", "dt")
+		h.line("double r = 0.0;")
+		h.forEach(count("a", t.Rank), func(i string) {
+			h.line("r += %s(ctx, pos, a.data[%s], b.data[%s], dt.data[%s]);", e.helper("dotdiff", t.Elem), i, i, i)
+		})
+		h.line("return r;")
+	}
+	return "double", "ks_ctx *ctx, const char *pos, " + e.ctype(t) + " a, " + e.ctype(t) + " b, " + e.ctype(dt) + " dt"
+}

@@ -1,0 +1,447 @@
+package cemit
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// Structural lists the primitives without a C spelling in the primitive
+// table that this backend generates code for itself.
+var Structural = map[string]bool{
+	"build": true, "sumbuild": true, "sum": true, "index": true, "size": true,
+	"fold": true, "map": true, "map2": true, "constVec": true, "deltaVec": true,
+	"delta": true, "Vec_init": true, "unzip": true, "buildFromSparse": true,
+	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
+	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
+	"$inline": true, "$copydown": true,
+}
+
+// prim compiles a call of a primitive.
+func (f *fn) prim(e *ir.Call, sc *env) string {
+	p := e.Prim
+	if p.C != "" {
+		return f.template(e, sc)
+	}
+	if p.Def != "" {
+		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: prelude function %s was not inlined", p)})
+	}
+	// Lambdas stay as IR; the other parts are compiled in order.
+	parts := f.parts(e, sc)
+	at := func(i int) *types.Type { return partType(e, i) }
+	ps := pos(e.P)
+	switch p.Name {
+	case "$inline", "$copydown":
+		return parts[0]
+	case "size":
+		t := at(0)
+		v := f.atom(parts[0], t)
+		if t.Rank == 1 {
+			return v + ".size"
+		}
+		fields := make([]string, t.Rank)
+		for d := range fields {
+			fields[d] = fmt.Sprintf("%s.size[%d]", v, d)
+		}
+		return f.tupleLit(e.T, fields)
+	case "index":
+		t := at(1)
+		idx := f.atom(parts[0], at(0))
+		v := f.atom(parts[1], t)
+		return v + ".data[" + f.flatIndex(t.Rank, idx, v, ps) + "]"
+	case "build":
+		lam := e.Args[1].(*ir.Lam)
+		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
+		r, _ := f.newTensor(e.T, sizes, ps)
+		f.loop(len(sizes), sizes, func(idx, flat string) {
+			x := f.apply(lam, idx, sc)
+			f.line("%s.data[%s] = %s;", r, flat, x)
+		})
+		return r
+	case "sumbuild":
+		lam := e.Args[1].(*ir.Lam)
+		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
+		f.line("if (%s) ks_fail(ctx, %s, \"sumbuild over an empty range\");", emptyTest(sizes), ps)
+		return f.reduce(e.T, sizes, ps, func(idx, flat string) string { return f.apply(lam, idx, sc) })
+	case "sum":
+		t := at(0)
+		v := f.atom(parts[0], t)
+		n := f.temp(count(v, t.Rank), types.IntegerType)
+		f.line("if (%s <= 0) ks_fail(ctx, %s, \"sum of an empty tensor\");", n, ps)
+		return f.reduce(e.T, []string{n}, ps, func(idx, flat string) string { return v + ".data[" + flat + "]" })
+	case "fold":
+		lam := e.Args[0].(*ir.Lam)
+		acc := f.fresh("acc")
+		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
+		v := f.atom(parts[2], at(2))
+		f.loop(1, []string{v + ".size"}, func(idx, flat string) {
+			arg := f.tupleLit(lam.Param.T, []string{acc, v + ".data[" + flat + "]"})
+			x := f.apply(lam, arg, sc)
+			f.line("%s = %s;", acc, x)
+		})
+		return acc
+	case "map":
+		lam := e.Args[0].(*ir.Lam)
+		t := at(1)
+		v := f.atom(parts[1], t)
+		r, _ := f.newTensor(e.T, sizesOf(v, t.Rank), ps)
+		f.loop(1, []string{count(v, t.Rank)}, func(idx, flat string) {
+			x := f.apply(lam, v+".data["+flat+"]", sc)
+			f.line("%s.data[%s] = %s;", r, flat, x)
+		})
+		return r
+	case "map2":
+		lam := e.Args[0].(*ir.Lam)
+		t1, t2 := at(1), at(2)
+		a, b := f.atom(parts[1], t1), f.atom(parts[2], t2)
+		for d, s := range sizesOf(a, t1.Rank) {
+			f.line("ks_check_same_size(ctx, %s, %s, %s);", ps, s, sizesOf(b, t2.Rank)[d])
+		}
+		r, _ := f.newTensor(e.T, sizesOf(a, t1.Rank), ps)
+		f.loop(1, []string{count(a, t1.Rank)}, func(idx, flat string) {
+			arg := f.tupleLit(lam.Param.T, []string{a + ".data[" + flat + "]", b + ".data[" + flat + "]"})
+			x := f.apply(lam, arg, sc)
+			f.line("%s.data[%s] = %s;", r, flat, x)
+		})
+		return r
+	case "constVec":
+		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
+		x := f.atom(parts[1], at(1))
+		r, n := f.newTensor(e.T, sizes, ps)
+		f.loop(1, []string{n}, func(idx, flat string) { f.line("%s.data[%s] = %s;", r, flat, x) })
+		return r
+	case "deltaVec":
+		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
+		idx := f.atom(parts[1], at(1))
+		x := f.atom(parts[2], at(2))
+		z := f.temp(f.e.helper("zerolike", at(2))+"(ctx, "+x+")", at(2))
+		r, n := f.newTensor(e.T, sizes, ps)
+		f.loop(1, []string{n}, func(_, flat string) { f.line("%s.data[%s] = %s;", r, flat, z) })
+		f.line("if (%s) %s.data[%s] = %s;", inRange(idx, sizes, at(1)), r, flatOf(idx, sizes, at(1)), x)
+		return r
+	case "delta":
+		i, j := f.atom(parts[0], at(0)), f.atom(parts[1], at(1))
+		x := f.atom(parts[2], at(2))
+		r := f.fresh("")
+		f.line("%s %s = %s;", f.e.ctype(e.T), r, x)
+		f.line("if (!%s(%s, %s)) %s = %s(ctx, %s);", f.e.helper("eq", at(0)), i, j, r, f.e.helper("zerolike", at(2)), x)
+		return r
+	case "Vec_init":
+		r, _ := f.newTensor(e.T, []string{strconv.Itoa(len(parts))}, ps)
+		for i, x := range parts {
+			f.line("%s.data[%d] = %s;", r, i, x)
+		}
+		return r
+	case "unzip":
+		t := at(0)
+		v := f.atom(parts[0], t)
+		var fields []string
+		for k, et := range e.T.Elems {
+			r, _ := f.newTensor(et, sizesOf(v, t.Rank), ps)
+			f.loop(1, []string{count(v, t.Rank)}, func(_, flat string) {
+				f.line("%s.data[%s] = %s.data[%s].f%d;", r, flat, v, flat, k)
+			})
+			fields = append(fields, r)
+		}
+		return f.tupleLit(e.T, fields)
+	case "buildFromSparse":
+		lam := e.Args[2].(*ir.Lam)
+		r := f.temp(f.e.helper("zeros", e.T)+"(ctx, "+ps+", "+parts[0]+")", e.T)
+		n := f.atom(parts[1], at(1))
+		pair := lam.Body.Type()
+		idxT, valT := pair.Elems[0], pair.Elems[1]
+		f.loop(1, []string{n}, func(i, _ string) {
+			x := f.atom(f.apply(lam, i, sc), pair)
+			idx := f.atom(x+".f0", idxT)
+			sizes := sizesOf(r, e.T.Rank)
+			f.line("%s;", f.checkIndex(idx, idxT, sizes, ps))
+			slot := r + ".data[" + flatOf(idx, sizes, idxT) + "]"
+			f.addTo(slot, x+".f1", valT, ps)
+		})
+		return r
+	case "ts_add":
+		return f.temp(f.e.helper("tsadd", at(0))+"(ctx, "+ps+", "+parts[0]+", "+parts[1]+")", e.T)
+	case "ts_scale":
+		return f.temp(f.e.helper("tsscale", at(1))+"(ctx, "+parts[0]+", "+parts[1]+")", e.T)
+	case "ts_dot":
+		return f.temp(f.e.helper("tsdot", at(0))+"(ctx, "+ps+", "+parts[0]+", "+parts[1]+")", e.T)
+	case "ts_neg":
+		return f.temp(f.e.helper("tsneg", at(0))+"(ctx, "+parts[0]+")", e.T)
+	case "eq":
+		return f.temp(f.e.helper("eq", at(0))+"("+parts[0]+", "+parts[1]+")", e.T)
+	case "ne":
+		return f.temp("!"+f.e.helper("eq", at(0))+"("+parts[0]+", "+parts[1]+")", e.T)
+	case "print":
+		for i, x := range parts {
+			f.line("%s(%s);", f.e.helper("print", at(i)), x)
+		}
+		return strconv.Itoa(len(parts) - 1)
+	case "$trace":
+		x := f.atom(parts[0], at(0))
+		f.line("fputs(\"Trace[\", stdout);")
+		f.line("%s(%s);", f.e.helper("print", at(0)), x)
+		f.line("fputs(\"]\\n\", stdout);")
+		return x
+	case "$check":
+		return f.check(e, parts, sc)
+	}
+	panic(&syntax.Error{Pos: e.P, Msg: "internal: the C backend has no code for primitive " + p.Name})
+}
+
+// parts compiles the argument parts of a primitive call, leaving lambdas
+// (returned as ""). A part is an atom or a pure expression; the caller
+// makes an atom of a part it uses more than once.
+func (f *fn) parts(e *ir.Call, sc *env) []string {
+	lams := map[int]bool{}
+	for _, i := range e.Prim.Lams {
+		lams[i] = true
+	}
+	if len(e.Args) == 1 && e.Prim.Arity != 1 && e.Args[0].Type().Kind == types.Tuple {
+		return f.args(e.Args, sc, true)
+	}
+	out := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		if lams[i] {
+			continue
+		}
+		out[i] = f.expr(a, sc)
+	}
+	return out
+}
+
+// partType returns the type of argument part i of a primitive call.
+func partType(e *ir.Call, i int) *types.Type {
+	if len(e.Args) == 1 && e.Prim.Arity != 1 && e.Args[0].Type().Kind == types.Tuple {
+		return e.Args[0].Type().Elems[i]
+	}
+	return e.Args[i].Type()
+}
+
+// template expands the C spelling of a primitive from the table.
+func (f *fn) template(e *ir.Call, sc *env) string {
+	p := e.Prim
+	args := f.parts(e, sc)
+	s := p.C
+	for i := len(args) - 1; i >= 0; i-- {
+		key := "$" + strconv.Itoa(i)
+		if strings.Count(s, key) > 1 {
+			args[i] = f.atom(args[i], partType(e, i))
+		}
+		s = strings.ReplaceAll(s, key, args[i])
+	}
+	s = strings.ReplaceAll(s, "$ctx", "ctx")
+	s = strings.ReplaceAll(s, "$pos", pos(e.P))
+	if !p.Pure {
+		return f.temp(s, e.T)
+	}
+	return s
+}
+
+// apply emits a lambda's body with its parameter bound to arg and returns
+// the body's value.
+func (f *fn) apply(lam *ir.Lam, arg string, sc *env) string {
+	name := f.fresh(lam.Param.Name)
+	f.line("%s %s = %s;", f.e.ctype(lam.Param.T), name, arg)
+	if !ir.Occurs(lam.Param.Name, lam.Body) {
+		f.line("(void)%s;", name)
+	}
+	return f.expr(lam.Body, sc.push(lam.Param.Name, name))
+}
+
+// sizes returns the sizes of an index space as C expressions, from a size
+// value (an Integer, or a tuple of Integers).
+func (f *fn) sizes(n string, t *types.Type) []string {
+	if t.Kind == types.Integer {
+		return []string{n}
+	}
+	out := make([]string, len(t.Elems))
+	for i := range out {
+		out[i] = n + ".f" + strconv.Itoa(i)
+	}
+	return out
+}
+
+// sizesOf returns the sizes of tensor v of the given rank.
+func sizesOf(v string, rank int) []string {
+	if rank == 1 {
+		return []string{v + ".size"}
+	}
+	out := make([]string, rank)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s.size[%d]", v, i)
+	}
+	return out
+}
+
+// count returns the number of elements of tensor v.
+func count(v string, rank int) string {
+	return strings.Join(sizesOf(v, rank), " * ")
+}
+
+func emptyTest(sizes []string) string {
+	var cs []string
+	for _, s := range sizes {
+		cs = append(cs, s+" <= 0")
+	}
+	return strings.Join(cs, " || ")
+}
+
+// newTensor declares a tensor of type t with the given sizes and allocates
+// its elements. It returns the tensor's name and its element count.
+func (f *fn) newTensor(t *types.Type, sizes []string, ps string) (string, string) {
+	r := f.fresh("")
+	f.line("%s %s;", f.e.ctype(t), r)
+	var n string
+	if t.Rank == 1 {
+		f.line("%s.size = %s;", r, sizes[0])
+		n = r + ".size"
+	} else {
+		for d, s := range sizes {
+			f.line("%s.size[%d] = %s;", r, d, s)
+		}
+		n = f.fresh("")
+		f.line("int64_t %s = ks_count(ctx, %s, %d, %s.size);", n, ps, t.Rank, r)
+	}
+	f.line("%s.data = ks_alloc_array(ctx, %s, %s, sizeof *%s.data);", r, ps, n, r)
+	return r, n
+}
+
+// loop emits loops over an index space, calling body inside them with the
+// index (of the index type) and the flat position.
+func (f *fn) loop(rank int, sizes []string, body func(idx, flat string)) {
+	if rank == 1 {
+		i := f.fresh("i")
+		f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, sizes[0], i)
+		f.indent++
+		body(i, i)
+		f.indent--
+		f.line("}")
+		return
+	}
+	f.line("{")
+	f.indent++
+	flat := f.fresh("k")
+	f.line("int64_t %s = 0;", flat)
+	idx := make([]string, rank)
+	for d := range idx {
+		idx[d] = f.fresh("i")
+		f.line("for (int64_t %s = 0; %s < %s; %s++) {", idx[d], idx[d], sizes[d], idx[d])
+		f.indent++
+	}
+	body(f.tupleLit(types.IndexType(rank), idx), flat)
+	f.line("%s++;", flat)
+	for range idx {
+		f.indent--
+		f.line("}")
+	}
+	f.indent--
+	f.line("}")
+}
+
+// reduce sums the values elem(idx, flat) over an index space known to be
+// non-empty, in order, and returns the sum.
+func (f *fn) reduce(t *types.Type, sizes []string, ps string, elem func(idx, flat string) string) string {
+	acc := f.fresh("acc")
+	switch t.Kind {
+	case types.Float:
+		// -0.0 is the identity of addition: the sum of one -0.0 stays -0.0.
+		f.line("double %s = -0.0;", acc)
+		f.loop(len(sizes), sizes, func(idx, flat string) { f.line("%s += %s;", acc, elem(idx, flat)) })
+	case types.Integer:
+		f.line("int64_t %s = 0;", acc)
+		f.loop(len(sizes), sizes, func(idx, flat string) { f.line("%s = ks_iadd(%s, %s);", acc, acc, elem(idx, flat)) })
+	default:
+		first := f.fresh("first")
+		f.line("%s %s;", f.e.ctype(t), acc)
+		f.line("bool %s = true;", first)
+		f.loop(len(sizes), sizes, func(idx, flat string) {
+			x := f.atom(elem(idx, flat), t)
+			f.line("if (%s) {", first)
+			f.line("  %s = %s(ctx, %s);", acc, f.e.helper("copy", t), x)
+			f.line("  %s = false;", first)
+			f.line("} else {")
+			f.line("  %s(ctx, %s, &%s, %s);", f.e.helper("addto", t), ps, acc, x)
+			f.line("}")
+		})
+	}
+	return acc
+}
+
+// addTo emits slot += x for a value of type t, in place.
+func (f *fn) addTo(slot, x string, t *types.Type, ps string) {
+	switch t.Kind {
+	case types.Float:
+		f.line("%s += %s;", slot, x)
+	case types.Integer:
+		f.line("%s = ks_iadd(%s, %s);", slot, slot, x)
+	default:
+		f.line("%s(ctx, %s, &%s, %s);", f.e.helper("addto", t), ps, slot, x)
+	}
+}
+
+// flatIndex checks index idx (of the tensor's index type) against tensor v
+// and returns the flat position.
+func (f *fn) flatIndex(rank int, idx, v, ps string) string {
+	sizes := sizesOf(v, rank)
+	t := types.IndexType(rank)
+	f.line("%s;", f.checkIndex(idx, t, sizes, ps))
+	return flatOf(idx, sizes, t)
+}
+
+// checkIndex returns a statement that fails unless idx is within sizes.
+func (f *fn) checkIndex(idx string, t *types.Type, sizes []string, ps string) string {
+	if t.Kind == types.Integer {
+		return fmt.Sprintf("ks_check_index(ctx, %s, %s, %s)", ps, idx, sizes[0])
+	}
+	comps := make([]string, len(sizes))
+	for d := range sizes {
+		comps[d] = fmt.Sprintf("%s.f%d", idx, d)
+	}
+	return fmt.Sprintf("ks_check_index_n(ctx, %s, %d, (int64_t[]){%s}, (int64_t[]){%s})", ps, len(sizes),
+		strings.Join(comps, ", "), strings.Join(sizes, ", "))
+}
+
+// flatOf returns the row-major flat position of idx in a tensor of the given sizes.
+func flatOf(idx string, sizes []string, t *types.Type) string {
+	if t.Kind == types.Integer {
+		return idx
+	}
+	s := idx + ".f0"
+	for d := 1; d < len(sizes); d++ {
+		s = fmt.Sprintf("(%s * %s + %s.f%d)", s, sizes[d], idx, d)
+	}
+	return s
+}
+
+// inRange returns a condition that holds when idx is within sizes.
+func inRange(idx string, sizes []string, t *types.Type) string {
+	if t.Kind == types.Integer {
+		return fmt.Sprintf("(uint64_t)%s < (uint64_t)%s", idx, sizes[0])
+	}
+	var cs []string
+	for d, s := range sizes {
+		cs = append(cs, fmt.Sprintf("(uint64_t)%s.f%d < (uint64_t)%s", idx, d, s))
+	}
+	return strings.Join(cs, " && ")
+}
+
+// check compiles $check: with d1 = ts_dot(f(x+dx) - f(x), dt) and
+// d2 = ts_dot(rev(x, dt), dx), the result is |d1 - d2| / (|d1| + |d2|),
+// or 0 when both are 0.
+func (f *fn) check(e *ir.Call, parts []string, sc *env) string {
+	fl, rev := e.Args[0].(*ir.Lam), e.Args[1].(*ir.Lam)
+	s, t := fl.Param.T, fl.Body.Type()
+	ps := pos(e.P)
+	x, dx, dt := f.atom(parts[2], s), f.atom(parts[3], partType(e, 3)), f.atom(parts[4], partType(e, 4))
+	y0 := f.atom(f.apply(fl, x, sc), t)
+	x1 := f.temp(f.e.helper("tsadd", s)+"(ctx, "+ps+", "+x+", "+dx+")", s)
+	y1 := f.atom(f.apply(fl, x1, sc), t)
+	d1 := f.temp(f.e.helper("dotdiff", t)+"(ctx, "+ps+", "+y1+", "+y0+", "+dt+")", types.FloatType)
+	g := f.atom(f.apply(rev, f.tupleLit(rev.Param.T, []string{x, dt}), sc), rev.Body.Type())
+	d2 := f.temp(f.e.helper("tsdot", rev.Body.Type())+"(ctx, "+ps+", "+g+", "+dx+")", types.FloatType)
+	return f.temp(fmt.Sprintf("(fabs(%s) + fabs(%s) == 0.0 ? 0.0 : fabs(%s - %s) / (fabs(%s) + fabs(%s)))", d1, d2, d1, d2, d1, d2), types.FloatType)
+}

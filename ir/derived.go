@@ -1,0 +1,53 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/types"
+)
+
+// InnerArg returns the argument type S of the function f that a derived
+// function [deriv f] taking arg derives from, following the types of
+// language.md section 5. ok is false if arg cannot be the argument of such
+// a derived function, or if S cannot be recovered from it
+// ([sufrevpass f] must be written [sufrevpass [f S]]).
+func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
+	switch deriv {
+	case "D", "suffwdpass", "CL", "shape":
+		return arg, true
+	case "fwd", "rev", "sufrev":
+		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
+			return arg.Elems[0], true
+		}
+	}
+	return nil, false
+}
+
+// DerivedSig returns the argument and result types of [deriv f] for
+// f : s -> t. A non-empty message explains why there is none.
+func DerivedSig(deriv string, s, t *types.Type) (arg, result *types.Type, msg string) {
+	ds, ok1 := types.Tangent(s)
+	dt, ok2 := types.Tangent(t)
+	if deriv != "shape" && deriv != "CL" && (!ok1 || !ok2) {
+		return nil, nil, fmt.Sprintf("cannot differentiate a function of type %s -> %s", s, t)
+	}
+	switch deriv {
+	case "D":
+		return s, types.LMOf(s, t), ""
+	case "fwd":
+		return types.TupleOf(s, ds), dt, ""
+	case "rev", "sufrev":
+		return types.TupleOf(s, dt), ds, ""
+	case "CL":
+		return s, t, ""
+	case "shape":
+		sh, ok := types.Shape(t)
+		if !ok {
+			return nil, nil, "a function returning " + t.String() + " has no shape"
+		}
+		return s, sh, ""
+	case "suffwdpass", "sufrevpass":
+		return nil, nil, "split reverse mode ([" + deriv + " f]) is not supported yet"
+	}
+	return nil, nil, "unknown derivation " + deriv
+}

@@ -1,0 +1,266 @@
+// Package ir defines the typed intermediate representation that every
+// stage after type checking reads and transforms: expressions whose nodes
+// each carry a type and a source position, global functions identified by
+// (derivation, name, argument type), and the one table of primitives
+// (prim.go) that gives every built-in its typing rule and its spelling in
+// each backend.
+//
+// The IR is the ks language after name resolution: calls point at the
+// function or primitive they call, multi-binding lets are nested, and
+// get$i$n is a node of its own. Print turns IR back into ks source.
+package ir
+
+import (
+	"strings"
+
+	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// Pos is a source position.
+type Pos = syntax.Pos
+
+// An Expr is a typed expression.
+type Expr interface {
+	Pos() Pos
+	Type() *types.Type
+	exprNode()
+}
+
+// A Const is a literal: an int64, float64, bool or string.
+type Const struct {
+	P   Pos
+	T   *types.Type
+	Val any
+}
+
+// A Var is a reference to a local variable (a parameter, a let-bound
+// variable or a lambda's parameter).
+type Var struct {
+	P    Pos
+	T    *types.Type
+	Name string
+}
+
+// A Call calls a global function or a primitive: (f e1 ... en). The
+// argument is Args[0] if there is exactly one, otherwise the tuple of Args.
+type Call struct {
+	P    Pos
+	T    *types.Type
+	Fn   *Func // the function called, or nil for a primitive
+	Prim *Prim // the primitive called, or nil
+	Args []Expr
+}
+
+// A Tuple builds a tuple: (tuple e1 ... en).
+type Tuple struct {
+	P     Pos
+	T     *types.Type
+	Elems []Expr
+}
+
+// A Get selects field I (1-based) of an N-tuple: (get$I$N e).
+type Get struct {
+	P    Pos
+	T    *types.Type
+	I, N int
+	X    Expr
+}
+
+// A Let binds one variable, or the fields of a tuple, then evaluates Body:
+// (let (x e) body) or (let ((a b) e) body).
+type Let struct {
+	P       Pos
+	Vars    []*Var
+	Pattern bool // Vars is a tuple pattern (even of one variable)
+	Rhs     Expr
+	Body    Expr
+}
+
+// An If is a conditional: (if c t e).
+type If struct {
+	P                Pos
+	T                *types.Type
+	Cond, Then, Else Expr
+}
+
+// An Assert checks Cond at run time, then is Body: (assert c body).
+type Assert struct {
+	P          Pos
+	Cond, Body Expr
+}
+
+// A Lam is a lambda, found only as an argument of a primitive that takes a
+// function: (lam (x : T) body).
+type Lam struct {
+	P     Pos
+	Param *Var
+	Body  Expr
+}
+
+// A Dummy is a value of type T with no meaningful content: ($dummy T).
+type Dummy struct {
+	P Pos
+	T *types.Type
+}
+
+func (e *Const) Pos() Pos  { return e.P }
+func (e *Var) Pos() Pos    { return e.P }
+func (e *Call) Pos() Pos   { return e.P }
+func (e *Tuple) Pos() Pos  { return e.P }
+func (e *Get) Pos() Pos    { return e.P }
+func (e *Let) Pos() Pos    { return e.P }
+func (e *If) Pos() Pos     { return e.P }
+func (e *Assert) Pos() Pos { return e.P }
+func (e *Lam) Pos() Pos    { return e.P }
+func (e *Dummy) Pos() Pos  { return e.P }
+
+func (e *Const) Type() *types.Type  { return e.T }
+func (e *Var) Type() *types.Type    { return e.T }
+func (e *Call) Type() *types.Type   { return e.T }
+func (e *Tuple) Type() *types.Type  { return e.T }
+func (e *Get) Type() *types.Type    { return e.T }
+func (e *Let) Type() *types.Type    { return e.Body.Type() }
+func (e *If) Type() *types.Type     { return e.T }
+func (e *Assert) Type() *types.Type { return e.Body.Type() }
+func (e *Lam) Type() *types.Type    { return types.LamOf(e.Param.T, e.Body.Type()) }
+func (e *Dummy) Type() *types.Type  { return e.T }
+
+func (*Const) exprNode()  {}
+func (*Var) exprNode()    {}
+func (*Call) exprNode()   {}
+func (*Tuple) exprNode()  {}
+func (*Get) exprNode()    {}
+func (*Let) exprNode()    {}
+func (*If) exprNode()     {}
+func (*Assert) exprNode() {}
+func (*Lam) exprNode()    {}
+func (*Dummy) exprNode()  {}
+
+// ArgType returns the type of the argument passed by a call with args:
+// the argument's own type for one, the tuple of their types otherwise.
+func ArgType(args []Expr) *types.Type {
+	if len(args) == 1 {
+		return args[0].Type()
+	}
+	ts := make([]*types.Type, len(args))
+	for i, a := range args {
+		ts[i] = a.Type()
+	}
+	return types.TupleOf(ts...)
+}
+
+// A FuncKind says where a function's body comes from.
+type FuncKind uint8
+
+// The kinds of function.
+const (
+	DefFunc     FuncKind = iota // (def ...): Body is the user's
+	EdefFunc                    // (edef ...): no body; implemented outside ks
+	DerivedFunc                 // generated from its base function by a derivation
+)
+
+// A Name identifies a global function apart from its argument type: a base
+// name and the derivations applied to it, outermost first. [shape [rev f]]
+// is Name{Derivs: ["shape", "rev"], Base: "f"}.
+type Name struct {
+	Derivs []string
+	Base   string
+}
+
+// String returns the ks spelling of the name without argument type.
+func (n Name) String() string {
+	s := n.Base
+	for i := len(n.Derivs) - 1; i >= 0; i-- {
+		s = "[" + n.Derivs[i] + " " + s + "]"
+	}
+	return s
+}
+
+// Inner returns the name with its outermost derivation removed.
+func (n Name) Inner() Name { return Name{Derivs: n.Derivs[1:], Base: n.Base} }
+
+// Derive returns [d n].
+func (n Name) Derive(d string) Name {
+	return Name{Derivs: append([]string{d}, n.Derivs...), Base: n.Base}
+}
+
+// A Func is a global function: a def, an edef or a derived function.
+type Func struct {
+	P      Pos
+	Name   Name
+	BaseArg *types.Type // the argument type of the underived function Name.Base
+	Arg    *types.Type
+	Result *types.Type
+	Kind   FuncKind
+	// Params are the parameters of a def: one parameter of type Arg, or
+	// the fields of the tuple Arg (none for the unit tuple).
+	Params []*Var
+	// OneParam says Params is a single parameter, even of tuple type.
+	OneParam bool
+	Body     Expr
+	// Prim is set for an edef that restates a prelude function: calls go
+	// to the primitive.
+	Prim *Prim
+	// Base is the function this one derives from (DerivedFunc, and
+	// hand-written derived defs), or nil.
+	Base *Func
+	// Uses are positions where the function is called or requested (by a
+	// gdef); used to report why a derivation was needed.
+	Uses []Pos
+}
+
+// FullName returns the function's name with its argument type, as written
+// in ks to name exactly this overload: [rev [f (Vec Float)]].
+func (f *Func) FullName() string {
+	s := "[" + f.Name.Base + " " + f.BaseArg.String() + "]"
+	for i := len(f.Name.Derivs) - 1; i >= 0; i-- {
+		s = "[" + f.Name.Derivs[i] + " " + s + "]"
+	}
+	return s
+}
+
+// Key returns a string identifying the function's overload: its
+// derivations, name and the argument type of its base function.
+func (f *Func) Key() string { return FuncKey(f.Name, f.BaseArg) }
+
+// FuncKey is the key of the overload of name whose base function takes baseArg.
+func FuncKey(name Name, baseArg *types.Type) string {
+	return strings.Join(name.Derivs, " ") + "|" + name.Base + "|" + baseArg.String()
+}
+
+// A Program is a typed program: its functions in declaration order (a
+// function is declared before its uses, apart from self-recursion) and
+// its rules.
+type Program struct {
+	Funcs []*Func
+	Rules []*Rule
+	Gdefs []*Gdef
+}
+
+// A Gdef records a request for a derived function.
+type Gdef struct {
+	P    Pos
+	Func *Func // the derived function requested
+}
+
+// A Rule is a rewrite rule: (rule "name" params lhs rhs).
+type Rule struct {
+	P      Pos
+	Name   string
+	Params []*Var
+	Lhs    Expr
+	Rhs    Expr
+}
+
+// Lookup returns the function with the given name and base argument type,
+// or nil.
+func (p *Program) Lookup(name Name, baseArg *types.Type) *Func {
+	key := FuncKey(name, baseArg)
+	for _, f := range p.Funcs {
+		if f.Key() == key {
+			return f
+		}
+	}
+	return nil
+}

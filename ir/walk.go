@@ -1,0 +1,95 @@
+package ir
+
+import "fmt"
+
+// Inspect calls f on e and, while f returns true, on its subexpressions in
+// evaluation order (lambda bodies included).
+func Inspect(e Expr, f func(Expr) bool) {
+	if !f(e) {
+		return
+	}
+	switch e := e.(type) {
+	case *Const, *Var, *Dummy:
+	case *Call:
+		for _, a := range e.Args {
+			Inspect(a, f)
+		}
+	case *Tuple:
+		for _, a := range e.Elems {
+			Inspect(a, f)
+		}
+	case *Get:
+		Inspect(e.X, f)
+	case *Let:
+		Inspect(e.Rhs, f)
+		Inspect(e.Body, f)
+	case *If:
+		Inspect(e.Cond, f)
+		Inspect(e.Then, f)
+		Inspect(e.Else, f)
+	case *Assert:
+		Inspect(e.Cond, f)
+		Inspect(e.Body, f)
+	case *Lam:
+		Inspect(e.Body, f)
+	default:
+		panic(fmt.Sprintf("ir: unknown expression %T", e))
+	}
+}
+
+// Occurs reports whether the variable name occurs free in e.
+func Occurs(name string, e Expr) bool {
+	switch e := e.(type) {
+	case *Const, *Dummy:
+		return false
+	case *Var:
+		return e.Name == name
+	case *Call:
+		for _, a := range e.Args {
+			if Occurs(name, a) {
+				return true
+			}
+		}
+		return false
+	case *Tuple:
+		for _, a := range e.Elems {
+			if Occurs(name, a) {
+				return true
+			}
+		}
+		return false
+	case *Get:
+		return Occurs(name, e.X)
+	case *Let:
+		if Occurs(name, e.Rhs) {
+			return true
+		}
+		for _, v := range e.Vars {
+			if v.Name == name {
+				return false
+			}
+		}
+		return Occurs(name, e.Body)
+	case *If:
+		return Occurs(name, e.Cond) || Occurs(name, e.Then) || Occurs(name, e.Else)
+	case *Assert:
+		return Occurs(name, e.Cond) || Occurs(name, e.Body)
+	case *Lam:
+		return e.Param.Name != name && Occurs(name, e.Body)
+	}
+	panic(fmt.Sprintf("ir: unknown expression %T", e))
+}
+
+// Funcs returns the functions called in e, in order of first call.
+func Funcs(e Expr) []*Func {
+	var fs []*Func
+	seen := map[*Func]bool{}
+	Inspect(e, func(x Expr) bool {
+		if c, ok := x.(*Call); ok && c.Fn != nil && !seen[c.Fn] {
+			seen[c.Fn] = true
+			fs = append(fs, c.Fn)
+		}
+		return true
+	})
+	return fs
+}

@@ -1,0 +1,213 @@
+/* ksc runtime for generated C: the context with its arena allocator,
+ * runtime errors, integer arithmetic with defined overflow, printing in the
+ * formats of the ks language, and $ranhashdoub.
+ *
+ * It is included into every C file ksc generates; every function is static,
+ * so a library exports nothing from here. There is no global mutable state:
+ * everything lives in a ks_ctx. */
+#ifndef KSC_RUNTIME_H
+#define KSC_RUNTIME_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define KS_UNUSED __attribute__((unused))
+#define KS_NORETURN __attribute__((noreturn))
+#define KS_EXPORT __attribute__((visibility("default")))
+#else
+#define KS_UNUSED
+#define KS_NORETURN
+#define KS_EXPORT
+#endif
+
+#define KS_PI 3.14159265358979323846
+
+typedef const char *ks_str;
+
+/* Arena memory comes in chunks; each allocation is aligned to KS_ALIGN so
+ * that loops over doubles can use aligned vector loads. */
+#define KS_ALIGN 64
+#define KS_CHUNK_MIN ((size_t)1 << 20)
+
+typedef struct ks_chunk {
+  struct ks_chunk *next;
+  size_t size, used;
+  /* data follows, KS_ALIGN-aligned */
+} ks_chunk;
+
+typedef struct ks_ctx {
+  ks_chunk *chunks; /* the current chunk first */
+  jmp_buf jmp;      /* where a runtime error returns to */
+  int code;         /* the error code of the last runtime error */
+  char err[1024];   /* its message */
+} ks_ctx;
+
+/* Error codes returned by library functions. */
+enum { KS_OK = 0, KS_ERR_RUNTIME = 1, KS_ERR_MEMORY = 2 };
+
+static KS_UNUSED KS_NORETURN void ks_fail_code(ks_ctx *ctx, int code, const char *pos, const char *fmt, ...) {
+  int n = snprintf(ctx->err, sizeof ctx->err, "%s: runtime error: ", pos);
+  if (n < 0 || (size_t)n >= sizeof ctx->err) n = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->err + n, sizeof ctx->err - (size_t)n, fmt, ap);
+  va_end(ap);
+  ctx->code = code;
+  longjmp(ctx->jmp, 1);
+}
+
+#define ks_fail(ctx, pos, ...) ks_fail_code(ctx, KS_ERR_RUNTIME, pos, __VA_ARGS__)
+
+static KS_UNUSED size_t ks_chunk_header(void) {
+  return (sizeof(ks_chunk) + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN;
+}
+
+static KS_UNUSED void *ks_alloc(ks_ctx *ctx, size_t bytes) {
+  bytes = (bytes + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN;
+  ks_chunk *c = ctx->chunks;
+  if (c == NULL || c->size - c->used < bytes) {
+    size_t size = KS_CHUNK_MIN;
+    if (c != NULL && c->size * 2 > size) size = c->size * 2;
+    while (size < bytes) size *= 2;
+    void *mem = NULL;
+    if (posix_memalign(&mem, KS_ALIGN, ks_chunk_header() + size) != 0) mem = NULL;
+    if (mem == NULL) ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "out of memory allocating %zu bytes", bytes);
+    c = (ks_chunk *)mem;
+    c->next = ctx->chunks;
+    c->size = size;
+    c->used = 0;
+    ctx->chunks = c;
+  }
+  void *p = (char *)c + ks_chunk_header() + c->used;
+  c->used += bytes;
+  return p;
+}
+
+/* ks_alloc_array allocates n elements of size elem, failing on overflow. */
+static KS_UNUSED void *ks_alloc_array(ks_ctx *ctx, const char *pos, int64_t n, size_t elem) {
+  if (n < 0) ks_fail(ctx, pos, "negative size %" PRId64, n);
+  if (n == 0) return NULL;
+  if ((uint64_t)n > SIZE_MAX / (elem ? elem : 1)) ks_fail_code(ctx, KS_ERR_MEMORY, pos, "size %" PRId64 " too large", n);
+  return ks_alloc(ctx, (size_t)n * elem);
+}
+
+static KS_UNUSED void ks_ctx_init(ks_ctx *ctx) {
+  memset(ctx, 0, sizeof *ctx);
+}
+
+/* ks_ctx_reset releases all memory but the largest chunk, and empties that. */
+static KS_UNUSED void ks_ctx_reset(ks_ctx *ctx) {
+  ks_chunk *keep = ctx->chunks;
+  if (keep == NULL) return;
+  ks_chunk *c = keep->next;
+  while (c != NULL) {
+    ks_chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  keep->next = NULL;
+  keep->used = 0;
+}
+
+static KS_UNUSED void ks_ctx_destroy(ks_ctx *ctx) {
+  ks_chunk *c = ctx->chunks;
+  while (c != NULL) {
+    ks_chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  ctx->chunks = NULL;
+}
+
+/* Integer arithmetic wraps around, as in Go. */
+static inline KS_UNUSED int64_t ks_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline KS_UNUSED int64_t ks_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline KS_UNUSED int64_t ks_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline KS_UNUSED int64_t ks_ineg(int64_t a) { return (int64_t)(0 - (uint64_t)a); }
+
+static inline KS_UNUSED int64_t ks_idiv(ks_ctx *ctx, const char *pos, int64_t a, int64_t b) {
+  if (b == 0) ks_fail(ctx, pos, "integer division by zero");
+  if (b == -1) return ks_ineg(a);
+  return a / b;
+}
+
+static inline KS_UNUSED double ks_lgamma(double x) {
+  int sign;
+  return lgamma_r(x, &sign);
+}
+
+static KS_UNUSED double ks_ranhashdoub(int64_t in) {
+  uint64_t v = (uint64_t)(int64_t)(int32_t)(uint32_t)(uint64_t)in;
+  v = v * 3935559000370003845ULL + 2691343689449507681ULL;
+  v ^= v >> 21;
+  v ^= v << 37;
+  v ^= v >> 4;
+  v *= 4768777513237032717ULL;
+  v ^= v << 20;
+  v ^= v >> 41;
+  v ^= v << 5;
+  return 5.42101086242752217e-20 * (double)v;
+}
+
+/* Index checks. */
+static inline KS_UNUSED void ks_check_index(ks_ctx *ctx, const char *pos, int64_t i, int64_t n) {
+  if ((uint64_t)i >= (uint64_t)n) ks_fail(ctx, pos, "index %" PRId64 " out of range for size %" PRId64, i, n);
+}
+
+static inline KS_UNUSED void ks_check_size(ks_ctx *ctx, const char *pos, int64_t n) {
+  if (n < 0) ks_fail(ctx, pos, "negative size %" PRId64, n);
+}
+
+static inline KS_UNUSED void ks_check_same_size(ks_ctx *ctx, const char *pos, int64_t a, int64_t b) {
+  if (a != b) ks_fail(ctx, pos, "size mismatch: %" PRId64 " and %" PRId64, a, b);
+}
+
+/* ks_count returns the number of elements of a tensor with the given
+ * sizes, failing on a negative size or overflow. */
+static KS_UNUSED int64_t ks_count(ks_ctx *ctx, const char *pos, int rank, const int64_t *sizes) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) {
+    if (sizes[d] < 0) ks_fail(ctx, pos, "negative size %" PRId64, sizes[d]);
+    if (sizes[d] != 0 && n > INT64_MAX / sizes[d]) ks_fail_code(ctx, KS_ERR_MEMORY, pos, "tensor too large");
+    n *= sizes[d];
+  }
+  return n;
+}
+
+static KS_UNUSED void ks_check_index_n(ks_ctx *ctx, const char *pos, int rank, const int64_t *idx, const int64_t *sizes) {
+  for (int d = 0; d < rank; d++) {
+    if ((uint64_t)idx[d] >= (uint64_t)sizes[d]) {
+      char is[256], ss[256];
+      int ni = 0, ns = 0;
+      for (int k = 0; k < rank; k++) {
+        ni += snprintf(is + ni, sizeof is - (size_t)ni, "%s%" PRId64, k ? "," : "", idx[k]);
+        ns += snprintf(ss + ns, sizeof ss - (size_t)ns, "%s%" PRId64, k ? "," : "", sizes[k]);
+        if (ni > 200 || ns > 200) break;
+      }
+      ks_fail(ctx, pos, "index (%s) out of range for size (%s)", is, ss);
+    }
+  }
+}
+
+/* Printing, in the formats of language.md section 6. */
+static KS_UNUSED void ks_print_f64(double x) {
+  if (isnan(x)) {
+    fputs(signbit(x) ? "-nan" : "nan", stdout);
+  } else {
+    printf("%g", x);
+  }
+}
+static KS_UNUSED void ks_print_i64(int64_t x) { printf("%" PRId64, x); }
+static KS_UNUSED void ks_print_bool(bool x) { fputs(x ? "1" : "0", stdout); }
+static KS_UNUSED void ks_print_str(ks_str x) { fputs(x, stdout); }
+
+#endif /* KSC_RUNTIME_H */

@@ -1,0 +1,93 @@
+// Package syntax owns the concrete syntax of ks (language.md sections 1, 3
+// and 4): the scanner, the S-expression reader, the abstract syntax tree
+// with a position on every node, the parser from S-expressions to that
+// tree, and the canonical printer used by `ksc fmt`.
+//
+// Parsing is in two steps. Read turns text into S-expressions (atoms and
+// parenthesised lists, each with its position); Parse then recognises the
+// declarations and expressions of the language in them. Both steps collect
+// errors into an ErrorList instead of stopping at the first one.
+package syntax
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A Pos is a position in a source file. Line and Col are 1-based; Col
+// counts bytes. The zero Pos is "no position".
+type Pos struct {
+	File string
+	Line int32
+	Col  int32
+}
+
+// IsValid reports whether p is a real position.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+// String returns file:line:col, or "-" for the zero Pos.
+func (p Pos) String() string {
+	if !p.IsValid() {
+		if p.File != "" {
+			return p.File
+		}
+		return "-"
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Before reports whether p comes before q in the same file.
+func (p Pos) Before(q Pos) bool {
+	if p.Line != q.Line {
+		return p.Line < q.Line
+	}
+	return p.Col < q.Col
+}
+
+// An Error is a message about a position in the source.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// An ErrorList is a list of errors, reported together.
+type ErrorList []*Error
+
+// Add appends an error at pos.
+func (l *ErrorList) Add(pos Pos, format string, args ...any) {
+	*l = append(*l, &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Sort sorts the list by file, then position; it is stable for errors at
+// the same position.
+func (l ErrorList) Sort() {
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i].Pos, l[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Before(b)
+	})
+}
+
+// Err returns l as an error, or nil if l is empty.
+func (l ErrorList) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+func (l ErrorList) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}

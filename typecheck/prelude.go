@@ -1,0 +1,29 @@
+package typecheck
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
+)
+
+// PreludeDef returns the ks definition of a prelude primitive that has one
+// (ir.Prim.Def), type-checked, or nil if p has none. The definition is
+// checked afresh on every call; the caller may keep the result.
+func PreludeDef(p *ir.Prim) (*ir.Func, error) {
+	if p.Def == "" {
+		return nil, nil
+	}
+	f, err := syntax.ParseFile("<prelude "+p.Name+">", []byte(p.Def))
+	if err != nil {
+		return nil, fmt.Errorf("prelude %s: %w", p, err)
+	}
+	prog, err := Check([]*syntax.File{f})
+	if err != nil {
+		return nil, fmt.Errorf("prelude %s: %w", p, err)
+	}
+	if len(prog.Funcs) != 1 || !prog.Funcs[0].Arg.Equal(p.Sig.ArgType()) || !prog.Funcs[0].Result.Equal(p.Sig.Result) {
+		return nil, fmt.Errorf("prelude %s: the definition does not match the signature", p)
+	}
+	return prog.Funcs[0], nil
+}

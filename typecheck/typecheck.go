@@ -1,0 +1,791 @@
+// Package typecheck resolves names and overloads in parsed ks files and
+// produces the typed IR (language.md sections 2-5 and 7).
+//
+// Declarations are checked in order, so a function must be declared before
+// it is used, except that a def may call itself. A call is resolved by its
+// name and the type of its argument: user functions first, then the
+// primitives and prelude functions of the primitive table. Derived names
+// ([rev f], [shape [rev f]], ...) are resolved through the function they
+// derive from; a derived function that is called or requested by a gdef
+// but not written by hand is added to the program without a body, for the
+// derive stage to fill in.
+//
+// Every error is collected and reported as file:line:col: message.
+package typecheck
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// Check type-checks the files, read as one program in order.
+func Check(files []*syntax.File) (*ir.Program, error) {
+	c := newChecker()
+	for _, f := range files {
+		for _, d := range f.Decls {
+			c.decl(d)
+		}
+	}
+	c.errs.Sort()
+	return c.prog, c.errs.Err()
+}
+
+type checker struct {
+	prog  *ir.Program
+	funcs map[string]*ir.Func   // by Func.Key: the current overloads
+	names map[string][]*ir.Func // by Name.String(): every overload declared
+	errs  syntax.ErrorList
+}
+
+func newChecker() *checker {
+	return &checker{
+		prog:  &ir.Program{},
+		funcs: map[string]*ir.Func{},
+		names: map[string][]*ir.Func{},
+	}
+}
+
+func (c *checker) errorf(pos syntax.Pos, format string, args ...any) {
+	c.errs.Add(pos, format, args...)
+}
+
+// declare adds f to the program, replacing an earlier function with the
+// same signature for later uses.
+func (c *checker) declare(f *ir.Func) {
+	key := f.Key()
+	if _, ok := c.funcs[key]; !ok {
+		c.names[f.Name.String()] = append(c.names[f.Name.String()], f)
+	} else {
+		list := c.names[f.Name.String()]
+		for i, g := range list {
+			if g.Key() == key {
+				list[i] = f
+			}
+		}
+	}
+	c.funcs[key] = f
+	c.prog.Funcs = append(c.prog.Funcs, f)
+}
+
+func (c *checker) decl(d syntax.Decl) {
+	switch d := d.(type) {
+	case *syntax.Def:
+		c.def(d)
+	case *syntax.Edef:
+		c.edef(d)
+	case *syntax.Gdef:
+		c.gdef(d)
+	case *syntax.Rule:
+		c.rule(d)
+	default:
+		panic(fmt.Sprintf("typecheck: unexpected declaration %T", d))
+	}
+}
+
+// paramVars returns the parameters of a def as variables, and its argument type.
+func paramVars(ps []*syntax.Param, one bool) ([]*ir.Var, *types.Type) {
+	vs := make([]*ir.Var, len(ps))
+	ts := make([]*types.Type, len(ps))
+	for i, p := range ps {
+		vs[i] = &ir.Var{P: p.P, T: p.Type.T, Name: p.Name}
+		ts[i] = p.Type.T
+	}
+	if len(ps) == 1 {
+		return vs, ts[0]
+	}
+	return vs, types.TupleOf(ts...)
+}
+
+// funcName converts a declared name to an IR name and base argument type,
+// given the function's own argument type.
+func (c *checker) funcName(n *syntax.Name, arg *types.Type) (ir.Name, *types.Type, bool) {
+	name := ir.Name{Derivs: n.Derivs(), Base: n.Root().Base}
+	if root := n.Root(); root.Arg != nil {
+		return name, root.Arg.T, true
+	}
+	s := arg
+	for _, d := range name.Derivs {
+		var ok bool
+		s, ok = ir.InnerArg(d, s)
+		if !ok {
+			c.errorf(n.P, "cannot tell which %s this derives from: write [%s [%s ARGTYPE]]", name.Inner(), d, name.Base)
+			return name, nil, false
+		}
+	}
+	return name, s, true
+}
+
+func (c *checker) def(d *syntax.Def) {
+	vars, arg := paramVars(d.Params, d.OneParam)
+	name, baseArg, ok := c.funcName(d.Name, arg)
+	if !ok {
+		return
+	}
+	if !arg.IsValue() || !d.Result.T.IsValue() {
+		c.errorf(d.Name.P, "a function must take and return values, not %s -> %s", arg, d.Result.T)
+		return
+	}
+	if len(name.Derivs) == 0 && ir.IsPrim(name.Base) && isStructural(name.Base) {
+		c.errorf(d.Name.P, "%s is a primitive and cannot be redefined", name.Base)
+		return
+	}
+	f := &ir.Func{P: d.Name.P, Name: name, BaseArg: baseArg, Arg: arg, Result: d.Result.T,
+		Kind: ir.DefFunc, Params: vars, OneParam: d.OneParam || len(vars) == 1}
+	if len(name.Derivs) > 0 {
+		c.checkDerivedDecl(d.Name.P, f)
+	}
+	c.declare(f)
+	sc := &scope{}
+	for _, v := range vars {
+		sc = sc.push(v)
+	}
+	body := c.expr(d.Body, sc)
+	if body == nil {
+		return
+	}
+	if !body.Type().Equal(f.Result) {
+		c.errorf(d.Body.Pos(), "the body of %s has type %s, but the declared result type is %s", name, body.Type(), f.Result)
+	}
+	f.Body = body
+}
+
+// isStructural reports whether a primitive is part of the language itself
+// (build, index, ...) rather than an overloadable prelude function.
+func isStructural(name string) bool {
+	for _, p := range ir.LookupPrim(name) {
+		if p.Sig != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDerivedDecl checks the type of a hand-written or declared derived
+// function against the function it derives from, when that is known.
+func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
+	inner, innerArg, innerRes := c.lookupInner(f.Name.Inner(), f.BaseArg)
+	if inner == nil {
+		return
+	}
+	arg, res, msg := ir.DerivedSig(f.Name.Derivs[0], innerArg, innerRes)
+	if msg != "" {
+		return // the derivation is not available: the hand-written one stands alone
+	}
+	if !arg.Equal(f.Arg) || !res.Equal(f.Result) {
+		c.errorf(pos, "%s must have type %s -> %s, not %s -> %s", f.Name, arg, res, f.Arg, f.Result)
+	}
+	if g, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 1 {
+		f.Base = g
+	}
+}
+
+// lookupInner finds the function a derived name derives from, by its base
+// argument type, without creating anything.
+func (c *checker) lookupInner(name ir.Name, baseArg *types.Type) (any, *types.Type, *types.Type) {
+	if f := c.funcs[ir.FuncKey(name, baseArg)]; f != nil {
+		return f, f.Arg, f.Result
+	}
+	if len(name.Derivs) == 0 {
+		for _, p := range ir.LookupPrim(name.Base) {
+			if p.Sig != nil && p.Sig.ArgType().Equal(baseArg) {
+				return p, baseArg, p.Sig.Result
+			}
+		}
+		return nil, nil, nil
+	}
+	inner, s, t := c.lookupInner(name.Inner(), baseArg)
+	if inner == nil {
+		return nil, nil, nil
+	}
+	arg, res, msg := ir.DerivedSig(name.Derivs[0], s, t)
+	if msg != "" {
+		return nil, nil, nil
+	}
+	return inner, arg, res
+}
+
+func (c *checker) edef(d *syntax.Edef) {
+	arg := d.Arg.T
+	name, baseArg, ok := c.funcName(d.Name, arg)
+	if !ok {
+		return
+	}
+	f := &ir.Func{P: d.Name.P, Name: name, BaseArg: baseArg, Arg: arg, Result: d.Result.T, Kind: ir.EdefFunc}
+	if len(name.Derivs) == 0 {
+		for _, p := range ir.LookupPrim(name.Base) {
+			if p.Sig != nil && p.Sig.ArgType().Equal(arg) {
+				if !p.Sig.Result.Equal(d.Result.T) {
+					c.errorf(d.Result.P, "%s is a prelude function returning %s, not %s", name.Base, p.Sig.Result, d.Result.T)
+					return
+				}
+				f.Prim = p // a restatement of a prelude function
+			}
+		}
+		if f.Prim == nil && ir.IsPrim(name.Base) && isStructural(name.Base) {
+			c.errorf(d.Name.P, "%s is a primitive and cannot be declared with edef", name.Base)
+			return
+		}
+	} else {
+		// An edef of a derived name such as [D f] declares that the
+		// derivative exists; Knossos programs do this.
+		c.checkDerivedDecl(d.Name.P, f)
+	}
+	c.declare(f)
+}
+
+func (c *checker) gdef(d *syntax.Gdef) {
+	base := d.Target
+	name := ir.Name{Derivs: []string{d.Deriv}, Base: base.Base}
+	baseArg := base.Arg.T
+	if f := c.funcs[ir.FuncKey(name, baseArg)]; f != nil {
+		f.Uses = append(f.Uses, d.Lparen)
+		c.prog.Gdefs = append(c.prog.Gdefs, &ir.Gdef{P: d.Lparen, Func: f})
+		return // written by hand, or asked for before
+	}
+	f := c.derived(d.DerivPos, name, baseArg)
+	if f != nil {
+		c.prog.Gdefs = append(c.prog.Gdefs, &ir.Gdef{P: d.Lparen, Func: f})
+	}
+}
+
+// derived returns the derived function name whose base takes baseArg,
+// creating it (without a body) if it has not been declared.
+func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir.Func {
+	key := ir.FuncKey(name, baseArg)
+	if f := c.funcs[key]; f != nil {
+		f.Uses = append(f.Uses, pos)
+		return f
+	}
+	var innerArg, innerRes *types.Type
+	var innerFunc *ir.Func
+	inner := name.Inner()
+	if len(inner.Derivs) == 0 {
+		if f := c.funcs[ir.FuncKey(inner, baseArg)]; f != nil {
+			innerFunc, innerArg, innerRes = f, f.Arg, f.Result
+		} else {
+			for _, p := range ir.LookupPrim(inner.Base) {
+				if p.Sig != nil && p.Sig.ArgType().Equal(baseArg) {
+					innerArg, innerRes = baseArg, p.Sig.Result
+				}
+			}
+		}
+		if innerArg == nil {
+			c.errorf(pos, "no function [%s %s]%s", inner.Base, baseArg, c.candidates(inner))
+			return nil
+		}
+	} else {
+		innerFunc = c.derived(pos, inner, baseArg)
+		if innerFunc == nil {
+			return nil
+		}
+		innerArg, innerRes = innerFunc.Arg, innerFunc.Result
+	}
+	arg, res, msg := ir.DerivedSig(name.Derivs[0], innerArg, innerRes)
+	if msg != "" {
+		c.errorf(pos, "%s: %s", name, msg)
+		return nil
+	}
+	f := &ir.Func{P: pos, Name: name, BaseArg: baseArg, Arg: arg, Result: res,
+		Kind: ir.DerivedFunc, Base: innerFunc, Uses: []syntax.Pos{pos}}
+	c.declare(f)
+	return f
+}
+
+func (c *checker) rule(d *syntax.Rule) {
+	vars, _ := paramVars(d.Params, d.OneParam)
+	sc := &scope{}
+	for _, v := range vars {
+		sc = sc.push(v)
+	}
+	lhs := c.expr(d.Lhs, sc)
+	rhs := c.expr(d.Rhs, sc)
+	if lhs == nil || rhs == nil {
+		return
+	}
+	if !lhs.Type().Equal(rhs.Type()) {
+		c.errorf(d.Rhs.Pos(), "rule %q: the right-hand side has type %s, the left-hand side %s", d.Name, rhs.Type(), lhs.Type())
+		return
+	}
+	c.prog.Rules = append(c.prog.Rules, &ir.Rule{P: d.Lparen, Name: d.Name, Params: vars, Lhs: lhs, Rhs: rhs})
+}
+
+// A scope is a linked list of local variables, innermost first.
+type scope struct {
+	v    *ir.Var
+	next *scope
+}
+
+func (s *scope) push(v *ir.Var) *scope { return &scope{v: v, next: s} }
+
+func (s *scope) lookup(name string) *ir.Var {
+	for ; s != nil && s.v != nil; s = s.next {
+		if s.v.Name == name {
+			return s.v
+		}
+	}
+	return nil
+}
+
+func (s *scope) names() []string {
+	var ns []string
+	for ; s != nil && s.v != nil; s = s.next {
+		ns = append(ns, s.v.Name)
+	}
+	return ns
+}
+
+// expr type-checks an expression. It returns nil after reporting an error.
+func (c *checker) expr(e syntax.Expr, sc *scope) ir.Expr {
+	switch e := e.(type) {
+	case *syntax.Lit:
+		switch e.Kind {
+		case syntax.IntLit:
+			return &ir.Const{P: e.P, T: types.IntegerType, Val: e.Int}
+		case syntax.FloatLit:
+			return &ir.Const{P: e.P, T: types.FloatType, Val: e.Float}
+		case syntax.StringLit:
+			return &ir.Const{P: e.P, T: types.StringType, Val: e.Text}
+		case syntax.BoolLit:
+			return &ir.Const{P: e.P, T: types.BoolType, Val: e.Bool}
+		}
+	case *syntax.Var:
+		if v := sc.lookup(e.Name); v != nil {
+			return &ir.Var{P: e.P, T: v.T, Name: v.Name}
+		}
+		if c.isFunction(e.Name) {
+			c.errorf(e.P, "%s is a function, not a variable: call it as (%s ...)", e.Name, e.Name)
+			return nil
+		}
+		c.errorf(e.P, "unknown variable %s%s", e.Name, didYouMean(e.Name, sc.names()))
+		return nil
+	case *syntax.Tuple:
+		elems, ok := c.exprs(e.Elems, sc)
+		if !ok {
+			return nil
+		}
+		ts := make([]*types.Type, len(elems))
+		for i, x := range elems {
+			ts[i] = x.Type()
+		}
+		return &ir.Tuple{P: e.Lparen, T: types.TupleOf(ts...), Elems: elems}
+	case *syntax.Let:
+		return c.let(e, 0, sc)
+	case *syntax.If:
+		cond := c.expr(e.Cond, sc)
+		then := c.expr(e.Then, sc)
+		els := c.expr(e.Else, sc)
+		if cond == nil || then == nil || els == nil {
+			return nil
+		}
+		if !cond.Type().Equal(types.BoolType) {
+			c.errorf(e.Cond.Pos(), "the condition of if must be Bool, not %s", cond.Type())
+			return nil
+		}
+		if !then.Type().Equal(els.Type()) {
+			c.errorf(e.Else.Pos(), "the branches of if have different types: %s and %s", then.Type(), els.Type())
+			return nil
+		}
+		if !then.Type().IsValue() {
+			c.errorf(e.Lparen, "if cannot choose between values of type %s", then.Type())
+			return nil
+		}
+		return &ir.If{P: e.Lparen, T: then.Type(), Cond: cond, Then: then, Else: els}
+	case *syntax.Assert:
+		cond := c.expr(e.Cond, sc)
+		body := c.expr(e.Body, sc)
+		if cond == nil || body == nil {
+			return nil
+		}
+		if !cond.Type().Equal(types.BoolType) {
+			c.errorf(e.Cond.Pos(), "the condition of assert must be Bool, not %s", cond.Type())
+			return nil
+		}
+		return &ir.Assert{P: e.Lparen, Cond: cond, Body: body}
+	case *syntax.Lam:
+		c.errorf(e.Lparen, "a lambda may only be an argument of %s", lamPrims())
+		return nil
+	case *syntax.Dummy:
+		if !e.Type.T.IsValue() {
+			c.errorf(e.Type.P, "$dummy needs a value type, not %s", e.Type.T)
+			return nil
+		}
+		return &ir.Dummy{P: e.Lparen, T: e.Type.T}
+	case *syntax.Call:
+		return c.call(e, sc)
+	}
+	panic(fmt.Sprintf("typecheck: unexpected expression %T", e))
+}
+
+func (c *checker) exprs(es []syntax.Expr, sc *scope) ([]ir.Expr, bool) {
+	out := make([]ir.Expr, len(es))
+	ok := true
+	for i, e := range es {
+		out[i] = c.expr(e, sc)
+		if out[i] == nil {
+			ok = false
+		}
+	}
+	return out, ok
+}
+
+func lamPrims() string {
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range ir.Prims() {
+		if len(p.Lams) > 0 && !seen[p.Name] {
+			seen[p.Name] = true
+			names = append(names, p.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// let checks the bindings of a let from the i'th on, nesting one IR let per binding.
+func (c *checker) let(e *syntax.Let, i int, sc *scope) ir.Expr {
+	if i == len(e.Binds) {
+		return c.expr(e.Body, sc)
+	}
+	b := e.Binds[i]
+	rhs := c.expr(b.Rhs, sc)
+	if rhs == nil {
+		return nil
+	}
+	t := rhs.Type()
+	if !t.IsValue() {
+		c.errorf(b.Rhs.Pos(), "cannot bind a value of type %s", t)
+		return nil
+	}
+	var vars []*ir.Var
+	if b.Pattern {
+		if t.Kind != types.Tuple || len(t.Elems) != len(b.Vars) {
+			c.errorf(b.P, "the pattern binds %d variable(s), but the value has type %s", len(b.Vars), t)
+			return nil
+		}
+		for j, id := range b.Vars {
+			vars = append(vars, &ir.Var{P: id.P, T: t.Elems[j], Name: id.Name})
+		}
+	} else {
+		vars = []*ir.Var{{P: b.Vars[0].P, T: t, Name: b.Vars[0].Name}}
+	}
+	inner := sc
+	for _, v := range vars {
+		inner = inner.push(v)
+	}
+	body := c.let(e, i+1, inner)
+	if body == nil {
+		return nil
+	}
+	return &ir.Let{P: b.P, Vars: vars, Pattern: b.Pattern, Rhs: rhs, Body: body}
+}
+
+var getRE = regexp.MustCompile(`^get\$([0-9]+)\$([0-9]+)$`)
+
+func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
+	n := e.Fn
+	if n.Deriv == "" && n.Arg == nil {
+		if sc.lookup(n.Base) != nil && !c.isFunction(n.Base) {
+			c.errorf(n.P, "%s is a local variable, not a function: (%s) would call a global function %s", n.Base, n.Base, n.Base)
+			return nil
+		}
+		if m := getRE.FindStringSubmatch(n.Base); m != nil {
+			return c.get(e, m, sc)
+		}
+	}
+	// Arguments of primitives that take lambdas are checked in place.
+	if n.Deriv == "" && n.Arg == nil {
+		if ps := ir.LookupPrim(n.Base); len(ps) == 1 && len(ps[0].Lams) > 0 && !c.hasUserOverload(n.Base) {
+			return c.lamCall(e, ps[0], sc)
+		}
+	}
+	args, ok := c.exprs(e.Args, sc)
+	if !ok {
+		return nil
+	}
+	arg := ir.ArgType(args)
+	if !arg.IsValue() {
+		c.errorf(e.Lparen, "cannot pass a value of type %s", arg)
+		return nil
+	}
+	return c.resolve(e, args, arg)
+}
+
+func (c *checker) hasUserOverload(base string) bool {
+	return len(c.names[base]) > 0
+}
+
+func (c *checker) isFunction(name string) bool {
+	return len(c.names[name]) > 0 || ir.IsPrim(name)
+}
+
+// get checks (get$i$n e).
+func (c *checker) get(e *syntax.Call, m []string, sc *scope) ir.Expr {
+	i, _ := strconv.Atoi(m[1])
+	nn, _ := strconv.Atoi(m[2])
+	if len(e.Args) != 1 {
+		c.errorf(e.Lparen, "%s takes one tuple argument", e.Fn.Base)
+		return nil
+	}
+	x := c.expr(e.Args[0], sc)
+	if x == nil {
+		return nil
+	}
+	t := x.Type()
+	if i < 1 || i > nn {
+		c.errorf(e.Fn.P, "%s: field %d of a %d-tuple does not exist", e.Fn.Base, i, nn)
+		return nil
+	}
+	if t.Kind != types.Tuple || len(t.Elems) != nn {
+		c.errorf(e.Args[0].Pos(), "%s needs a %d-tuple, not %s", e.Fn.Base, nn, t)
+		return nil
+	}
+	return &ir.Get{P: e.Lparen, T: t.Elems[i-1], I: i, N: nn, X: x}
+}
+
+// lamCall checks a call of a primitive that takes lambdas.
+func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
+	if len(e.Args) != p.Arity {
+		c.errorf(e.Lparen, "%s takes %d arguments, got %d", p.Name, p.Arity, len(e.Args))
+		return nil
+	}
+	args := make([]ir.Expr, len(e.Args))
+	ok := true
+	for i, a := range e.Args {
+		isLam := false
+		for _, j := range p.Lams {
+			isLam = isLam || i == j
+		}
+		lam, written := a.(*syntax.Lam)
+		switch {
+		case isLam && !written:
+			c.errorf(a.Pos(), "argument %d of %s must be a lambda (lam (x : T) body)", i+1, p.Name)
+			ok = false
+		case isLam:
+			v := &ir.Var{P: lam.Param.P, T: lam.Param.Type.T, Name: lam.Param.Name}
+			if !v.T.IsValue() {
+				c.errorf(lam.Param.Type.P, "a lambda must take a value, not %s", v.T)
+				ok = false
+				continue
+			}
+			body := c.expr(lam.Body, sc.push(v))
+			if body == nil {
+				ok = false
+				continue
+			}
+			args[i] = &ir.Lam{P: lam.Lparen, Param: v, Body: body}
+		default:
+			args[i] = c.expr(a, sc)
+			ok = ok && args[i] != nil
+		}
+	}
+	if !ok {
+		return nil
+	}
+	parts := make([]*types.Type, len(args))
+	for i, a := range args {
+		parts[i] = a.Type()
+	}
+	res, msg := p.Check(parts)
+	if msg != "" {
+		c.errorf(e.Lparen, "%s", msg)
+		return nil
+	}
+	return &ir.Call{P: e.Lparen, T: res, Prim: p, Args: args}
+}
+
+// resolve finds the function or primitive a call names, by the type of its argument.
+func (c *checker) resolve(e *syntax.Call, args []ir.Expr, arg *types.Type) ir.Expr {
+	n := e.Fn
+	callee, res, msg := c.lookup(n, arg, e.Fn.P)
+	if callee == nil {
+		if msg != "" {
+			c.errorf(n.P, "%s", msg)
+		}
+		return nil
+	}
+	call := &ir.Call{P: e.Lparen, T: res, Args: args}
+	switch callee := callee.(type) {
+	case *ir.Func:
+		if callee.Prim != nil {
+			call.Prim = callee.Prim
+		} else {
+			call.Fn = callee
+			callee.Uses = append(callee.Uses, e.Lparen)
+		}
+	case *ir.Prim:
+		call.Prim = callee
+	}
+	return call
+}
+
+// lookup finds the callee of name n applied to an argument of type arg:
+// a *ir.Func or a *ir.Prim, and its result type. On failure it returns a
+// message, or no message if the error has been reported already.
+func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, *types.Type, string) {
+	if n.Deriv != "" {
+		var baseArg *types.Type
+		name := ir.Name{Derivs: n.Derivs(), Base: n.Root().Base}
+		if r := n.Root(); r.Arg != nil {
+			baseArg = r.Arg.T
+		} else {
+			s := arg
+			for _, d := range name.Derivs {
+				var ok bool
+				s, ok = ir.InnerArg(d, s)
+				if !ok {
+					return nil, nil, fmt.Sprintf("%s cannot take an argument of type %s", name, arg)
+				}
+			}
+			baseArg = s
+		}
+		if c.funcs[ir.FuncKey(name, baseArg)] == nil {
+			if _, _, found := c.lookupBase(name, baseArg); !found {
+				return nil, nil, fmt.Sprintf("no function [%s %s] to derive %s from%s", name.Base, baseArg, name, c.candidates(ir.Name{Base: name.Base}))
+			}
+		}
+		f := c.derived(pos, name, baseArg)
+		if f == nil {
+			return nil, nil, "" // reported by derived
+		}
+		f.Uses = f.Uses[:len(f.Uses)-1] // resolve records the use
+		if !f.Arg.Equal(arg) {
+			return nil, nil, fmt.Sprintf("%s takes %s, not %s", f.FullName(), f.Arg, arg)
+		}
+		return f, f.Result, ""
+	}
+	name := ir.Name{Base: n.Base}
+	if n.Arg != nil {
+		f := c.funcs[ir.FuncKey(name, n.Arg.T)]
+		var callee any
+		var res *types.Type
+		if f != nil {
+			callee, res = f, f.Result
+		} else {
+			for _, p := range ir.LookupPrim(n.Base) {
+				if p.Sig != nil && p.Sig.ArgType().Equal(n.Arg.T) {
+					callee, res = p, p.Sig.Result
+				}
+			}
+		}
+		if callee == nil {
+			return nil, nil, fmt.Sprintf("no function [%s %s]%s", n.Base, n.Arg.T, c.candidates(name))
+		}
+		if !n.Arg.T.Equal(arg) {
+			return nil, nil, fmt.Sprintf("[%s %s] called with an argument of type %s", n.Base, n.Arg.T, arg)
+		}
+		return callee, res, ""
+	}
+	if f := c.funcs[ir.FuncKey(name, arg)]; f != nil {
+		return f, f.Result, ""
+	}
+	prims := ir.LookupPrim(n.Base)
+	var polyMsg string
+	for _, p := range prims {
+		if p.Sig != nil {
+			if p.Sig.ArgType().Equal(arg) {
+				return p, p.Sig.Result, ""
+			}
+			continue
+		}
+		res, msg := p.TypeOf(arg)
+		if msg == "" {
+			return p, res, ""
+		}
+		polyMsg = msg
+	}
+	if polyMsg != "" {
+		return nil, nil, polyMsg
+	}
+	if len(prims) > 0 || len(c.names[n.Base]) > 0 {
+		return nil, nil, fmt.Sprintf("no overload of %s takes %s%s", n.Base, arg, c.candidates(name))
+	}
+	return nil, nil, fmt.Sprintf("unknown function %s%s", n.Base, didYouMean(n.Base, c.allNames()))
+}
+
+// lookupBase reports whether the underived function of a derived name exists.
+func (c *checker) lookupBase(name ir.Name, baseArg *types.Type) (any, *types.Type, bool) {
+	base := ir.Name{Base: name.Base}
+	if f := c.funcs[ir.FuncKey(base, baseArg)]; f != nil {
+		return f, f.Result, true
+	}
+	for _, p := range ir.LookupPrim(name.Base) {
+		if p.Sig != nil && p.Sig.ArgType().Equal(baseArg) {
+			return p, p.Sig.Result, true
+		}
+	}
+	return nil, nil, false
+}
+
+// candidates lists the overloads of a name, for error messages.
+func (c *checker) candidates(name ir.Name) string {
+	var cs []string
+	for _, f := range c.names[name.String()] {
+		cs = append(cs, fmt.Sprintf("%s : %s -> %s", f.FullName(), f.Arg, f.Result))
+	}
+	if len(name.Derivs) == 0 {
+		for _, p := range ir.LookupPrim(name.Base) {
+			if p.Sig != nil {
+				cs = append(cs, fmt.Sprintf("%s : %s -> %s", p, p.Sig.ArgType(), p.Sig.Result))
+			}
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return "; candidates are " + strings.Join(cs, ", ")
+}
+
+func (c *checker) allNames() []string {
+	var ns []string
+	for n := range c.names {
+		ns = append(ns, n)
+	}
+	for _, p := range ir.Prims() {
+		ns = append(ns, p.Name)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// didYouMean suggests the closest of names to name, if one is close.
+func didYouMean(name string, names []string) string {
+	best, bestD := "", len(name)/3+2
+	for _, n := range names {
+		if n == name {
+			continue
+		}
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

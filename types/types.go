@@ -1,0 +1,350 @@
+// Package types defines the types of the ks language (language.md section 2):
+// Integer, Float, Bool, String, tuples, tensors, lambdas and linear maps,
+// together with the derived tangent and shape types of sections 2 and 5.
+//
+// Types are immutable values compared structurally with Equal; the
+// canonical spelling produced by String is valid ks type syntax.
+package types
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Kind says which form a Type has.
+type Kind uint8
+
+// The kinds of type.
+const (
+	Integer Kind = iota // Integer
+	Float               // Float
+	Bool                // Bool
+	String              // String
+	Tuple               // (Tuple T1 ... Tn)
+	Tensor              // (Tensor N T); (Vec T) is (Tensor 1 T)
+	Lam                 // (Lam S T)
+	LM                  // (LM S T)
+)
+
+// A Type is a ks type. The zero value is not a valid type; use the
+// constructors and the predeclared scalar types.
+type Type struct {
+	Kind  Kind
+	Elems []*Type // Tuple: the fields
+	Rank  int     // Tensor: the number of dimensions, >= 1
+	Elem  *Type   // Tensor: the element type
+	From  *Type   // Lam, LM: the argument type
+	To    *Type   // Lam, LM: the result type
+}
+
+// The scalar types and the unit tuple.
+var (
+	IntegerType = &Type{Kind: Integer}
+	FloatType   = &Type{Kind: Float}
+	BoolType    = &Type{Kind: Bool}
+	StringType  = &Type{Kind: String}
+	Unit        = &Type{Kind: Tuple}
+)
+
+// TupleOf returns (Tuple elems...).
+func TupleOf(elems ...*Type) *Type {
+	if len(elems) == 0 {
+		return Unit
+	}
+	return &Type{Kind: Tuple, Elems: elems}
+}
+
+// TensorOf returns (Tensor rank elem).
+func TensorOf(rank int, elem *Type) *Type { return &Type{Kind: Tensor, Rank: rank, Elem: elem} }
+
+// VecOf returns (Vec elem), which is (Tensor 1 elem).
+func VecOf(elem *Type) *Type { return TensorOf(1, elem) }
+
+// LamOf returns (Lam from to).
+func LamOf(from, to *Type) *Type { return &Type{Kind: Lam, From: from, To: to} }
+
+// LMOf returns (LM from to).
+func LMOf(from, to *Type) *Type { return &Type{Kind: LM, From: from, To: to} }
+
+// Equal reports whether t and u are the same type (type equality is syntactic).
+func (t *Type) Equal(u *Type) bool {
+	if t == u {
+		return true
+	}
+	if t == nil || u == nil || t.Kind != u.Kind {
+		return false
+	}
+	switch t.Kind {
+	case Integer, Float, Bool, String:
+		return true
+	case Tuple:
+		if len(t.Elems) != len(u.Elems) {
+			return false
+		}
+		for i := range t.Elems {
+			if !t.Elems[i].Equal(u.Elems[i]) {
+				return false
+			}
+		}
+		return true
+	case Tensor:
+		return t.Rank == u.Rank && t.Elem.Equal(u.Elem)
+	case Lam, LM:
+		return t.From.Equal(u.From) && t.To.Equal(u.To)
+	}
+	panic("types: unknown kind " + strconv.Itoa(int(t.Kind)))
+}
+
+// String returns the canonical ks spelling of t, e.g. (Vec (Tuple Float Integer)).
+func (t *Type) String() string {
+	var b strings.Builder
+	t.write(&b)
+	return b.String()
+}
+
+func (t *Type) write(b *strings.Builder) {
+	switch t.Kind {
+	case Integer:
+		b.WriteString("Integer")
+	case Float:
+		b.WriteString("Float")
+	case Bool:
+		b.WriteString("Bool")
+	case String:
+		b.WriteString("String")
+	case Tuple:
+		b.WriteString("(Tuple")
+		for _, e := range t.Elems {
+			b.WriteByte(' ')
+			e.write(b)
+		}
+		b.WriteByte(')')
+	case Tensor:
+		if t.Rank == 1 {
+			b.WriteString("(Vec ")
+		} else {
+			b.WriteString("(Tensor ")
+			b.WriteString(strconv.Itoa(t.Rank))
+			b.WriteByte(' ')
+		}
+		t.Elem.write(b)
+		b.WriteByte(')')
+	case Lam, LM:
+		if t.Kind == Lam {
+			b.WriteString("(Lam ")
+		} else {
+			b.WriteString("(LM ")
+		}
+		t.From.write(b)
+		b.WriteByte(' ')
+		t.To.write(b)
+		b.WriteByte(')')
+	default:
+		panic("types: unknown kind " + strconv.Itoa(int(t.Kind)))
+	}
+}
+
+// IsScalar reports whether t is Integer, Float, Bool or String.
+func (t *Type) IsScalar() bool { return t.Kind <= String }
+
+// IsTuple reports whether t is a tuple type.
+func (t *Type) IsTuple() bool { return t.Kind == Tuple }
+
+// IsTensor reports whether t is a tensor (or vector) type.
+func (t *Type) IsTensor() bool { return t.Kind == Tensor }
+
+// IsValue reports whether values of t can be stored and passed at run
+// time: everything except Lam and LM, at any depth.
+func (t *Type) IsValue() bool {
+	switch t.Kind {
+	case Lam, LM:
+		return false
+	case Tuple:
+		for _, e := range t.Elems {
+			if !e.IsValue() {
+				return false
+			}
+		}
+	case Tensor:
+		return t.Elem.IsValue()
+	}
+	return true
+}
+
+// Contains reports whether t mentions a type of kind k at any depth.
+func (t *Type) Contains(k Kind) bool {
+	if t.Kind == k {
+		return true
+	}
+	switch t.Kind {
+	case Tuple:
+		for _, e := range t.Elems {
+			if e.Contains(k) {
+				return true
+			}
+		}
+	case Tensor:
+		return t.Elem.Contains(k)
+	case Lam, LM:
+		return t.From.Contains(k) || t.To.Contains(k)
+	}
+	return false
+}
+
+// IndexType returns the index (and size) type of a tensor of the given
+// rank: Integer for rank 1, a tuple of rank Integers otherwise.
+func IndexType(rank int) *Type {
+	if rank == 1 {
+		return IntegerType
+	}
+	elems := make([]*Type, rank)
+	for i := range elems {
+		elems[i] = IntegerType
+	}
+	return TupleOf(elems...)
+}
+
+// IndexRank returns the tensor rank whose index type is t, or 0 if t is
+// not an index type (Integer, or a tuple of two or more Integers).
+func IndexRank(t *Type) int {
+	if t.Kind == Integer {
+		return 1
+	}
+	if t.Kind != Tuple || len(t.Elems) < 2 {
+		return 0
+	}
+	for _, e := range t.Elems {
+		if e.Kind != Integer {
+			return 0
+		}
+	}
+	return len(t.Elems)
+}
+
+// Tangent returns the tangent type dT of t: Float for Float; the unit
+// tuple for Integer, Bool and String; element-wise for tuples and
+// tensors. ok is false for Lam and LM, which have no tangent type.
+func Tangent(t *Type) (dt *Type, ok bool) {
+	switch t.Kind {
+	case Float:
+		return t, true
+	case Integer, Bool, String:
+		return Unit, true
+	case Tuple:
+		elems := make([]*Type, len(t.Elems))
+		for i, e := range t.Elems {
+			de, ok := Tangent(e)
+			if !ok {
+				return nil, false
+			}
+			elems[i] = de
+		}
+		return TupleOf(elems...), true
+	case Tensor:
+		de, ok := Tangent(t.Elem)
+		if !ok {
+			return nil, false
+		}
+		return TensorOf(t.Rank, de), true
+	}
+	return nil, false
+}
+
+// IsUniform reports whether every value of t looks alike: scalars and
+// tuples of uniform types. Such types have shape (Tuple).
+func (t *Type) IsUniform() bool {
+	switch t.Kind {
+	case Integer, Float, Bool, String:
+		return true
+	case Tuple:
+		for _, e := range t.Elems {
+			if !e.IsUniform() {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Shape returns the shape type Sh(t) of language.md section 5. ok is
+// false for Lam and LM.
+func Shape(t *Type) (sh *Type, ok bool) {
+	if t.Kind == Lam || t.Kind == LM {
+		return nil, false
+	}
+	if t.IsUniform() {
+		return Unit, true
+	}
+	switch t.Kind {
+	case Tuple:
+		elems := make([]*Type, len(t.Elems))
+		for i, e := range t.Elems {
+			s, ok := Shape(e)
+			if !ok {
+				return nil, false
+			}
+			elems[i] = s
+		}
+		return TupleOf(elems...), true
+	case Tensor:
+		if t.Elem.IsUniform() {
+			return IndexType(t.Rank), true
+		}
+		s, ok := Shape(t.Elem)
+		if !ok {
+			return nil, false
+		}
+		return TensorOf(t.Rank, s), true
+	}
+	return nil, false
+}
+
+// Mangle returns a short identifier fragment naming t, used by the
+// backends for type and helper names: f64, i64, bool, str, vec_T,
+// ten2_T, tup2_T_U, tup0. The encoding is prefix-free, so distinct types
+// have distinct manglings.
+func Mangle(t *Type) string {
+	var b strings.Builder
+	t.mangle(&b)
+	return b.String()
+}
+
+func (t *Type) mangle(b *strings.Builder) {
+	switch t.Kind {
+	case Integer:
+		b.WriteString("i64")
+	case Float:
+		b.WriteString("f64")
+	case Bool:
+		b.WriteString("bool")
+	case String:
+		b.WriteString("str")
+	case Tuple:
+		b.WriteString("tup")
+		b.WriteString(strconv.Itoa(len(t.Elems)))
+		for _, e := range t.Elems {
+			b.WriteByte('_')
+			e.mangle(b)
+		}
+	case Tensor:
+		if t.Rank == 1 {
+			b.WriteString("vec_")
+		} else {
+			b.WriteString("ten")
+			b.WriteString(strconv.Itoa(t.Rank))
+			b.WriteByte('_')
+		}
+		t.Elem.mangle(b)
+	case Lam:
+		b.WriteString("lam_")
+		t.From.mangle(b)
+		b.WriteByte('_')
+		t.To.mangle(b)
+	case LM:
+		b.WriteString("lm_")
+		t.From.mangle(b)
+		b.WriteByte('_')
+		t.To.mangle(b)
+	}
+}
