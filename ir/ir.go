@@ -187,12 +187,12 @@ func (n Name) Derive(d string) Name {
 
 // A Func is a global function: a def, an edef or a derived function.
 type Func struct {
-	P      Pos
-	Name   Name
+	P       Pos
+	Name    Name
 	BaseArg *types.Type // the argument type of the underived function Name.Base
-	Arg    *types.Type
-	Result *types.Type
-	Kind   FuncKind
+	Arg     *types.Type
+	Result  *types.Type
+	Kind    FuncKind
 	// Params are the parameters of a def: one parameter of type Arg, or
 	// the fields of the tuple Arg (none for the unit tuple).
 	Params []*Var

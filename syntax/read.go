@@ -316,8 +316,10 @@ func isLetter(c byte) bool   { return 'a' <= c && c <= 'z' || 'A' <= c && c <= '
 // identSymbols are the non-alphanumeric characters allowed in identifiers.
 const identSymbols = "_':!$%&*+.,/<=>?@\\^|-~"
 
-func isIdentStart(c byte) bool { return isLetter(c) || strings.IndexByte(identSymbols, c) >= 0 && c != 0 }
-func isIdentChar(c byte) bool  { return isIdentStart(c) || isDigit(c) }
+func isIdentStart(c byte) bool {
+	return isLetter(c) || strings.IndexByte(identSymbols, c) >= 0 && c != 0
+}
+func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
 // IsIdent reports whether s is spelled as an identifier (it may still be a
 // reserved word).
