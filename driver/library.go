@@ -2,12 +2,42 @@ package driver
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
+	cemit "github.com/ksc-lang/ksc/emit/c"
 	"github.com/ksc-lang/ksc/ir"
 )
 
 // BuildLibrary builds DIR/libNAME.so and DIR/NAME.h from prog (optimised).
+// If emitC is not empty the generated C is also written there.
 func BuildLibrary(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string) error {
-	return errors.New("not yet")
+	out, err := EmitC(prog, cemit.Options{Prefix: name, Library: true})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	src := emitC
+	if src == "" {
+		tmp, err := os.MkdirTemp("", "ksc-build-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		src = filepath.Join(tmp, name+".c")
+	}
+	if err := os.WriteFile(src, []byte(out.C), 0o644); err != nil {
+		return err
+	}
+	lib := filepath.Join(dir, "lib"+name+".so")
+	if _, err := cc.CompileC(ctx, src, lib, "-shared", "-fPIC", "-fvisibility=hidden"); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".h"), []byte(out.Header), 0o644); err != nil {
+		return fmt.Errorf("writing the header: %w", err)
+	}
+	return nil
 }

@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	}()
 	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, interspersed(app, args))
 	return report(err, stderr)
 }
 
@@ -214,4 +214,44 @@ func (t *timer) step(name string) {
 		fmt.Fprintf(t.w, "ksc: %-10s %v\n", name, now.Sub(t.start).Round(time.Microsecond))
 		t.start = now
 	}
+}
+
+// interspersed moves a command's flags in front of its file arguments, so
+// that `ksc build model.ks -o libmodel.so` works: urfave/cli stops reading
+// flags at the first argument that is not one.
+func interspersed(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	var flags, rest []string
+	for i := 2; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	out := append([]string{args[0], args[1]}, flags...)
+	return append(out, rest...)
 }

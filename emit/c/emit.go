@@ -227,7 +227,7 @@ func (e *emitter) ctype(t *types.Type) string {
 	case types.Bool:
 		return "bool"
 	case types.String:
-		return "ks_str"
+		return "const char *"
 	}
 	m := types.Mangle(t)
 	if n, ok := e.typeNames[m]; ok {

@@ -1,0 +1,151 @@
+// Package tests runs whole ks programs through the compiler and both
+// backends. The programs live under testdata/:
+//
+//	programs/NAME.ks, NAME.out   run with C and Go; stdout must equal NAME.out
+//	runtime/NAME.ks [NAME.out]   must fail at run time at the line marked ; RUNTIME "regexp"
+//	errors/NAME.ks               every line marked ; ERROR "regexp" must get that error, no other line any
+//	golden/NAME.ks, NAME.golden  the program after each stage; refresh with go test -update
+//
+// C is compiled with -Wall -Wextra (no warnings allowed) and with
+// -fsanitize=address,undefined.
+package tests
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ksc-lang/ksc/driver"
+	cemit "github.com/ksc-lang/ksc/emit/c"
+	"github.com/ksc-lang/ksc/ir"
+)
+
+var (
+	update   = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+	backends = flag.String("backends", "c,go", "comma-separated backends to run programs through")
+	noSan    = flag.Bool("nosan", false, "compile C without sanitizers (faster)")
+)
+
+// testCC returns the C compiler used by the tests: with the sanitizers
+// unless -nosan.
+func testCC() driver.CC {
+	if *noSan {
+		return driver.CC{Cmd: ccCmd(), Flags: []string{"-O1"}}
+	}
+	return driver.CC{Cmd: ccCmd(), Flags: []string{"-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"}}
+}
+
+func ccCmd() string {
+	if cc := os.Getenv("CC"); cc != "" {
+		return cc
+	}
+	return "cc"
+}
+
+func wantBackend(name string) bool {
+	for _, b := range strings.Split(*backends, ",") {
+		if strings.TrimSpace(b) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// result is the outcome of running a program.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runProgram compiles the files with a backend and runs main.
+func runProgram(t *testing.T, backend string, files ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prog, err := driver.Load(files, driver.Derived)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+		t.Fatalf("optimise: %v", err)
+	}
+	dir := t.TempDir()
+	var exe string
+	switch backend {
+	case "c":
+		exe, err = buildC(ctx, t, prog, dir)
+	case "go":
+		exe, err = driver.BuildGo(ctx, prog, dir)
+	}
+	if err != nil {
+		t.Fatalf("%s backend: %v", backend, err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "ASAN_OPTIONS=detect_leaks=0:abort_on_error=0", "UBSAN_OPTIONS=print_stacktrace=1")
+	err = cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running %s: %v", exe, err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+// buildC emits and compiles C, failing the test on any compiler warning.
+func buildC(ctx context.Context, t *testing.T, prog *ir.Program, dir string) (string, error) {
+	t.Helper()
+	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: true})
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(out.C), 0o644); err != nil {
+		return "", err
+	}
+	exe := filepath.Join(dir, "prog")
+	warnings, err := testCC().CompileC(ctx, src, exe)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(warnings) != "" {
+		t.Errorf("the C compiler warned:\n%s", warnings)
+	}
+	return exe, nil
+}
+
+// programFiles returns the .ks files of a testdata directory.
+func programFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	fs, err := filepath.Glob(filepath.Join("testdata", dir, "*.ks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) == 0 {
+		t.Fatalf("no programs in testdata/%s", dir)
+	}
+	return fs
+}
+
+var ccOnce sync.Once
+var ccMissing bool
+
+// needCC skips the test when no C compiler is available.
+func needCC(t *testing.T) {
+	ccOnce.Do(func() {
+		_, err := exec.LookPath(ccCmd())
+		ccMissing = err != nil
+	})
+	if ccMissing {
+		t.Skip("no C compiler")
+	}
+}
