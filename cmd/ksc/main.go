@@ -98,7 +98,8 @@ func report(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ksc: %v\n", ce)
 		return exitProgram
 	}
-	if strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "Required flag") {
+	if msg := err.Error(); strings.Contains(msg, "flag provided but not defined") ||
+		strings.Contains(msg, "Required flag") || strings.HasPrefix(msg, "No help topic") {
 		fmt.Fprintf(stderr, "ksc: %v\n", err)
 		return exitUsage
 	}

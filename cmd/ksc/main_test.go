@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+)
+
+// ksc runs the command line in-process and returns stdout, stderr and
+// the exit status.
+func ksc(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"ksc"}, args...), &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+func write(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func needCC(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+}
+
+const example = `(def sqnorm Float (v : Vec Float)
+  (sumbuild (size v) (lam (i : Integer) (let (x (index i v)) (mul x x)))))
+(def main Integer ()
+  (let (v (build 3 (lam (i : Integer) (to_float (add i 1)))))
+    (print (sqnorm v) "\n")))
+`
+
+func TestRun(t *testing.T) {
+	needCC(t)
+	f := write(t, "ex.ks", example)
+	out, errs, code := ksc(t, "run", f)
+	if code != 0 || out != "14\n" {
+		t.Errorf("ksc run: status %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+func TestRuntimeErrorStatus(t *testing.T) {
+	needCC(t)
+	f := write(t, "bad.ks", "(def main Integer ()\n  (print \"before\\n\" (index 3 (Vec_init 1.0))))\n")
+	out, errs, code := ksc(t, "run", f)
+	if code != exitProgram {
+		t.Errorf("status %d, want %d", code, exitProgram)
+	}
+	if out != "" {
+		t.Errorf("stdout %q, want nothing (the arguments of print are evaluated first)", out)
+	}
+	if !strings.HasPrefix(errs, f+":2:") || !strings.Contains(errs, "index 3 out of range for size 1") {
+		t.Errorf("stderr %q", errs)
+	}
+}
+
+func TestTestCommand(t *testing.T) {
+	needCC(t)
+	pass := write(t, "pass.ks", `(def main Integer ()
+  (print "TESTS FOLLOW\n----\nadd\n" (eq (add 1 2) 3) "\n----\nmul\n" (eq (mul 2 3) 6) "\n"))`)
+	if _, errs, code := ksc(t, "test", pass); code != 0 || !strings.Contains(errs, "2 tests passed") {
+		t.Errorf("passing tests: status %d, stderr %q", code, errs)
+	}
+	fail := write(t, "fail.ks", `(def main Integer ()
+  (print "TESTS FOLLOW\n----\nadd\n" (eq (add 1 2) 4) "\n"))`)
+	if _, errs, code := ksc(t, "test", fail); code != exitProgram || !strings.Contains(errs, "FAIL: add") {
+		t.Errorf("failing test: status %d, stderr %q", code, errs)
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	f := write(t, "bad.ks", "(def f Float (x : Float)\n  (add x 1))\n(def g Float (y : Float) (h y))\n")
+	_, errs, code := ksc(t, "check", f)
+	if code != exitProgram {
+		t.Errorf("status %d, want %d", code, exitProgram)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(f) + `:\d+:\d+: `)
+	if len(lines) != 2 {
+		t.Errorf("want 2 errors, got:\n%s", errs)
+	}
+	for _, l := range lines {
+		if !re.MatchString(l) {
+			t.Errorf("error not in file:line:col form: %q", l)
+		}
+	}
+	if !strings.Contains(errs, ":2:4:") || !strings.Contains(errs, ":3:27:") {
+		t.Errorf("wrong positions:\n%s", errs)
+	}
+}
+
+// TestErrorCorpusStatus runs ksc check on every error test: status 1 and
+// every line of stderr positioned.
+func TestErrorCorpusStatus(t *testing.T) {
+	files, _ := filepath.Glob("../../tests/testdata/errors/*.ks")
+	if len(files) == 0 {
+		t.Skip("no error corpus")
+	}
+	for _, f := range files {
+		_, errs, code := ksc(t, "check", f)
+		if code != exitProgram {
+			t.Errorf("%s: status %d, want %d\n%s", f, code, exitProgram, errs)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+			if !strings.HasPrefix(l, f+":") {
+				t.Errorf("%s: unpositioned error line %q", f, l)
+			}
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"run"},
+		{"check"},
+		{"emit", "--stage", "nonsense", "x.ks"},
+		{"run", "--backend", "fortran", write(t, "ok.ks", example)},
+		{"run", "--no-such-flag", "x.ks"},
+		{"build", write(t, "ok.ks", example)},
+		{"build", write(t, "ok.ks", example), "-o", "notalib.txt"},
+		{"frobnicate"},
+	} {
+		_, errs, code := ksc(t, args...)
+		if code != exitUsage {
+			t.Errorf("ksc %s: status %d, want %d; stderr %q", strings.Join(args, " "), code, exitUsage, errs)
+		}
+	}
+}
+
+func TestFmt(t *testing.T) {
+	f := write(t, "messy.ks", "; comment\n(def   f Float ( x : Float )\n   (add x\n 1.0))\n")
+	out, _, code := ksc(t, "fmt", f)
+	want := "; comment\n(def f Float (x : Float) (add x 1.0))\n"
+	if code != 0 || out != want {
+		t.Errorf("ksc fmt: status %d, got %q, want %q", code, out, want)
+	}
+	if out, _, _ := ksc(t, "fmt", "-l", f); out != f+"\n" {
+		t.Errorf("ksc fmt -l: %q", out)
+	}
+	ksc(t, "fmt", "-w", f)
+	if b, _ := os.ReadFile(f); string(b) != want {
+		t.Errorf("ksc fmt -w wrote %q", b)
+	}
+}
+
+func TestEmitStages(t *testing.T) {
+	f := write(t, "ex.ks", example)
+	for _, stage := range []string{"parsed", "typed", "derived", "optimised", "c"} {
+		out, errs, code := ksc(t, "emit", "--stage", stage, "--check", f)
+		if code != 0 || out == "" {
+			t.Errorf("emit --stage %s: status %d, stderr %q", stage, code, errs)
+		}
+	}
+}
+
+func TestBuild(t *testing.T) {
+	needCC(t)
+	f := write(t, "ex.ks", example)
+	dir := t.TempDir()
+	_, errs, code := ksc(t, "build", f, "-o", filepath.Join(dir, "libex.so"), "--emit-c", filepath.Join(dir, "ex.c"))
+	if code != 0 {
+		t.Fatalf("build: status %d: %s", code, errs)
+	}
+	for _, name := range []string{"libex.so", "ex.h", "ex.c"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	h, _ := os.ReadFile(filepath.Join(dir, "ex.h"))
+	if !strings.Contains(string(h), "int ex_sqnorm(ex_ctx *ctx, ex_vec_f64 v, double *out);") {
+		t.Errorf("header lacks ex_sqnorm:\n%s", h)
+	}
+}
+
+func TestInternalErrorStatus(t *testing.T) {
+	var stderr bytes.Buffer
+	code := report(&driver.InternalError{Stage: "the optimiser", What: "f", Value: "boom"}, &stderr)
+	if code != exitInternal || !strings.Contains(stderr.String(), "internal compiler error") {
+		t.Errorf("status %d, stderr %q", code, stderr.String())
+	}
+}

@@ -1,0 +1,87 @@
+/* A host program that links libmodel.so built by ksc and checks it. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "host.c:%d: check failed: %s\n", __LINE__, #cond); \
+      failures++;                                                     \
+    }                                                                 \
+  } while (0)
+
+int main(void) {
+  model_ctx *ctx = model_ctx_new();
+  CHECK(ctx != NULL);
+
+  double data[3] = {1.0, 2.0, 2.0};
+  model_vec_f64 v = {3, data};
+
+  double n2 = 0;
+  CHECK(model_sqnorm(ctx, v, &n2) == model_OK);
+  CHECK(n2 == 9.0);
+
+  model_tup2_vec_f64_f64 s;
+  CHECK(model_scale(ctx, 2.0, v, &s) == model_OK);
+  CHECK(s.f0.size == 3 && s.f0.data[0] == 2.0 && s.f0.data[2] == 4.0);
+  CHECK(s.f1 == 3.0);
+  CHECK(data[0] == 1.0 && data[2] == 2.0); /* inputs are not modified */
+
+  double r0[2] = {1, 2}, r1[1] = {5};
+  model_vec_f64 rows[2] = {{2, r0}, {1, r1}};
+  model_vec_vec_f64 m = {2, rows};
+  model_vec_f64 sums;
+  CHECK(model_rowsums(ctx, m, &sums) == model_OK);
+  CHECK(sums.size == 2 && sums.data[0] == 3.0 && sums.data[1] == 5.0);
+
+  double l = 0;
+  CHECK(model_safelog(ctx, 1.0, &l) == model_OK && l == 0.0);
+
+  /* The error path: a failed assert returns a code and a message naming
+   * the .ks line, and the host carries on. */
+  l = 42;
+  int rc = model_safelog(ctx, -1.0, &l);
+  CHECK(rc == model_ERR_RUNTIME);
+  CHECK(l == 42); /* the result is not written on error */
+  CHECK(strstr(model_ctx_error(ctx), "model.ks:18:") != NULL);
+  CHECK(strstr(model_ctx_error(ctx), "assertion failed") != NULL);
+  printf("error: %s\n", model_ctx_error(ctx));
+
+  double x = 0;
+  rc = model_nth(ctx, v, 7, &x);
+  CHECK(rc == model_ERR_RUNTIME);
+  CHECK(strstr(model_ctx_error(ctx), "index 7 out of range for size 3") != NULL);
+
+  /* After an error the context still works. */
+  CHECK(model_sqnorm(ctx, v, &n2) == model_OK && n2 == 9.0);
+
+  double t = 0;
+  int64_t ti = 0;
+  CHECK(model_twice__f64(ctx, 1.5, &t) == model_OK && t == 3.0);
+  CHECK(model_twice__i64(ctx, 21, &ti) == model_OK && ti == 42);
+
+  /* Results survive until reset; many calls do not grow memory without bound. */
+  for (int i = 0; i < 1000; i++) {
+    CHECK(model_scale(ctx, 1.0, v, &s) == model_OK);
+    model_ctx_reset(ctx);
+  }
+
+  /* Two contexts are independent. */
+  model_ctx *ctx2 = model_ctx_new();
+  CHECK(model_safelog(ctx2, 0.0, &l) == model_ERR_RUNTIME);
+  CHECK(model_sqnorm(ctx, v, &n2) == model_OK && strcmp(model_ctx_error(ctx), "") == 0);
+  model_ctx_free(ctx2);
+
+  model_ctx_free(ctx);
+  if (failures) {
+    fprintf(stderr, "%d checks failed\n", failures);
+    return 1;
+  }
+  printf("ok\n");
+  return 0;
+}
