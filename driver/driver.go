@@ -46,6 +46,9 @@ type InternalError struct {
 
 func (e *InternalError) Error() string {
 	s := "internal compiler error in " + e.Stage
+	if p, ok := e.Value.(*ir.PanicAt); ok {
+		return fmt.Sprintf("%s: %s: while compiling %s: %v", p.Pos, s, p.What, p.Value)
+	}
 	if e.What != "" {
 		s += " while compiling " + e.What
 	}

@@ -73,11 +73,7 @@ func inlinePrelude(prog *ir.Program) error {
 		}
 		return bindArgs(def, c.Args, ir.Copy(def.Body, c.P), c.P)
 	}
-	for _, f := range prog.Funcs {
-		if f.Body != nil {
-			f.Body = ir.Map(f.Body, rewrite)
-		}
-	}
+	forEachBody(prog, func(f *ir.Func) { f.Body = ir.Map(f.Body, rewrite) })
 	return err
 }
 
@@ -109,4 +105,21 @@ func bindArgs(f *ir.Func, args []ir.Expr, body ir.Expr, pos syntax.Pos) ir.Expr 
 		rhs = &ir.Tuple{P: pos, T: types.TupleOf(ts...), Elems: args}
 	}
 	return &ir.Let{P: pos, Vars: vars, Pattern: true, Rhs: rhs, Body: body}
+}
+
+// forEachBody calls do for every function with a body, annotating a panic
+// with the function.
+func forEachBody(prog *ir.Program, do func(*ir.Func)) {
+	for _, f := range prog.Funcs {
+		if f.Body != nil {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						panic(ir.AtPos(r, f.P, f.FullName()))
+					}
+				}()
+				do(f)
+			}()
+		}
+	}
 }

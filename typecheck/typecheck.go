@@ -75,6 +75,11 @@ func (c *checker) declare(f *ir.Func) {
 }
 
 func (c *checker) decl(d syntax.Decl) {
+	defer func() {
+		if r := recover(); r != nil {
+			panic(ir.AtPos(r, d.Pos(), "a declaration"))
+		}
+	}()
 	switch d := d.(type) {
 	case *syntax.Def:
 		c.def(d)

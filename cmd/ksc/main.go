@@ -81,7 +81,7 @@ func report(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ksc: %s\n", ue.msg)
 		return exitUsage
 	case errors.As(err, &ie):
-		fmt.Fprintf(stderr, "ksc: %v\n", ie)
+		fmt.Fprintf(stderr, "%v\n", ie)
 		if os.Getenv("KSC_DEBUG") != "" {
 			stderr.Write(ie.Stack)
 		}

@@ -107,12 +107,7 @@ func (e *emitter) program(prog *ir.Program) *Output {
 			e.edef(f, &protos)
 			continue
 		}
-		name := e.funcName(f)
-		sig := e.signature(f, name)
-		fmt.Fprintf(&protos, "static KS_UNUSED %s;\n", sig)
-		fe := newFn(e, f)
-		fe.body()
-		fmt.Fprintf(&defs, "\n/* %s */\nstatic %s {\n%s}\n", commentSafe(f.FullName()), sig, fe.b.String())
+		e.function(f, &protos, &defs)
 	}
 	var main string
 	if e.opts.Main {
@@ -138,6 +133,24 @@ func (e *emitter) program(prog *ir.Program) *Output {
 	b.WriteString(exports)
 	b.WriteString(main)
 	return &Output{C: b.String(), Header: header}
+}
+
+// function emits the C function for a def.
+func (e *emitter) function(f *ir.Func, protos, defs *strings.Builder) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(*syntax.Error); ok {
+				panic(r)
+			}
+			panic(ir.AtPos(r, f.P, f.FullName()))
+		}
+	}()
+	name := e.funcName(f)
+	sig := e.signature(f, name)
+	fmt.Fprintf(protos, "static KS_UNUSED %s;\n", sig)
+	fe := newFn(e, f)
+	fe.body()
+	fmt.Fprintf(defs, "\n/* %s */\nstatic %s {\n%s}\n", commentSafe(f.FullName()), sig, fe.b.String())
 }
 
 // edef declares an external function, called with plain C arguments and
