@@ -42,7 +42,7 @@ func Copy(e Expr, pos Pos) Expr {
 	case *If:
 		return &If{P: p(e.P), T: e.T, Cond: Copy(e.Cond, pos), Then: Copy(e.Then, pos), Else: Copy(e.Else, pos)}
 	case *Assert:
-		return &Assert{P: p(e.P), Cond: Copy(e.Cond, pos), Body: Copy(e.Body, pos)}
+		return &Assert{P: p(e.P), Cond: Copy(e.Cond, pos), Body: Copy(e.Body, pos), Msg: e.Msg}
 	case *Lam:
 		return &Lam{P: p(e.P), Param: v(e.Param), Body: Copy(e.Body, pos)}
 	}
@@ -95,7 +95,7 @@ func Map(e Expr, f func(Expr) Expr) Expr {
 	case *Assert:
 		c, b := Map(e.Cond, f), Map(e.Body, f)
 		if c != e.Cond || b != e.Body {
-			e = &Assert{P: e.P, Cond: c, Body: b}
+			e = &Assert{P: e.P, Cond: c, Body: b, Msg: e.Msg}
 		}
 		return f(e)
 	case *Lam:

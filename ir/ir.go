@@ -88,6 +88,17 @@ type If struct {
 type Assert struct {
 	P          Pos
 	Cond, Body Expr
+	// Msg is the runtime error when Cond is false; "" means "assertion
+	// failed". Prelude definitions set it (see Prim.Fail).
+	Msg string
+}
+
+// Message returns the runtime error message of a failed assert.
+func (e *Assert) Message() string {
+	if e.Msg == "" {
+		return "assertion failed"
+	}
+	return e.Msg
 }
 
 // A Lam is a lambda, found only as an argument of a primitive that takes a

@@ -43,6 +43,8 @@ type Prim struct {
 	// Def is the ks definition of a prelude function over vectors; the
 	// type checker compiles it and the lowering pass inlines it at each call.
 	Def string
+	// Fail is the runtime error of the asserts in Def ("size mismatch").
+	Fail string
 
 	// Lams lists the argument parts that are lambdas.
 	Lams []int
@@ -92,7 +94,7 @@ func (p *Prim) TypeOf(arg *types.Type) (*types.Type, string) {
 	}
 	parts := Parts(p.Arity, arg)
 	if p.Arity >= 0 && len(parts) != p.Arity {
-		return nil, fmt.Sprintf("%s takes %d argument(s), got %d", p.Name, p.Arity, len(parts))
+		return nil, fmt.Sprintf("%s takes %d arguments, got %d", p.Name, p.Arity, len(parts))
 	}
 	return p.Check(parts)
 }
@@ -162,13 +164,13 @@ var table = []*Prim{
 
 	// Prelude functions over vectors, defined in ks. Size mismatches and
 	// empty vectors are runtime errors at the call.
-	{Name: "max", Sig: sig(tF, tVF), Doc: "the first maximum of a non-empty vector", Def: `
+	{Name: "max", Sig: sig(tF, tVF), Fail: "max of an empty vector", Doc: "the first maximum of a non-empty vector", Def: `
 (def max Float (v : Vec Float)
   (assert (gt (size v) 0)
     (fold (lam (acc_x : Tuple Float Float)
             (let ((acc x) acc_x) (if (gt x acc) x acc)))
           (index 0 v) v)))`},
-	{Name: "imax", Sig: sig(tI, tVF), Doc: "the index of the first maximum of a non-empty vector", Def: `
+	{Name: "imax", Sig: sig(tI, tVF), Fail: "imax of an empty vector", Doc: "the index of the first maximum of a non-empty vector", Def: `
 (def imax Integer (v : Vec Float)
   (assert (gt (size v) 0)
     (get$1$3 (fold (lam (acc_x : Tuple (Tuple Integer Float Integer) Float)
@@ -179,7 +181,7 @@ var table = []*Prim{
 	{Name: "exp", Sig: sig(tVF, tVF), Doc: "element-wise exponential", Def: `
 (def exp (Vec Float) (v : Vec Float)
   (build (size v) (lam (i : Integer) (exp (index i v)))))`},
-	{Name: "sub", Sig: sig(tVF, tVF, tVF), Doc: "element-wise difference of vectors of equal size", Def: `
+	{Name: "sub", Sig: sig(tVF, tVF, tVF), Fail: "size mismatch", Doc: "element-wise difference of vectors of equal size", Def: `
 (def sub (Vec Float) ((a : Vec Float) (b : Vec Float))
   (assert (eq (size a) (size b))
     (build (size a) (lam (i : Integer) (sub (index i a) (index i b))))))`},
@@ -189,14 +191,14 @@ var table = []*Prim{
 	{Name: "mul", Sig: sig(tVF, tF, tVF), Doc: "a scalar times a vector", Def: `
 (def mul (Vec Float) ((k : Float) (v : Vec Float))
   (build (size v) (lam (i : Integer) (mul k (index i v)))))`},
-	{Name: "mul", Sig: sig(tVF, tMF, tVF), Doc: "matrix times vector", Def: `
+	{Name: "mul", Sig: sig(tVF, tMF, tVF), Fail: "size mismatch", Doc: "matrix times vector", Def: `
 (def mul (Vec Float) ((m : Tensor 2 Float) (v : Vec Float))
   (let ((rows cols) (size m))
     (assert (eq cols (size v))
       (build rows (lam (i : Integer)
         (if (eq cols 0) 0.0
           (sumbuild cols (lam (j : Integer) (mul (index (tuple i j) m) (index j v))))))))))`},
-	{Name: "dot", Sig: sig(tF, tVF, tVF), Doc: "inner product of vectors of equal size", Def: `
+	{Name: "dot", Sig: sig(tF, tVF, tVF), Fail: "size mismatch", Doc: "inner product of vectors of equal size", Def: `
 (def dot Float ((a : Vec Float) (b : Vec Float))
   (assert (eq (size a) (size b))
     (if (eq (size a) 0) 0.0

@@ -71,7 +71,16 @@ func inlinePrelude(prog *ir.Program) error {
 			}
 			def, defs[c.Prim] = d, d
 		}
-		return bindArgs(def, c.Args, ir.Copy(def.Body, c.P), c.P)
+		body := ir.Copy(def.Body, c.P)
+		if c.Prim.Fail != "" {
+			ir.Inspect(body, func(x ir.Expr) bool {
+				if a, ok := x.(*ir.Assert); ok {
+					a.Msg = c.Prim.Fail
+				}
+				return true
+			})
+		}
+		return bindArgs(def, c.Args, body, c.P)
 	}
 	forEachBody(prog, func(f *ir.Func) { f.Body = ir.Map(f.Body, rewrite) })
 	return err

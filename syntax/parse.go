@@ -96,7 +96,7 @@ func (p *parser) decl(s SExpr) (d Decl) {
 
 func (p *parser) arity(l *List, n int, form string) {
 	if len(l.Elems) != n {
-		p.fail(l.Open, "%s: expected %s, got %d element(s)", form, forms[form], len(l.Elems)-1)
+		p.fail(l.Open, "malformed %s: expected %s, with %d parts after %s, found %d", form, forms[form], n-1, form, len(l.Elems)-1)
 	}
 }
 

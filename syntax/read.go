@@ -88,6 +88,9 @@ type reader struct {
 	lineStart bool // only whitespace so far on this line
 	comments  []*Comment
 	errs      ErrorList
+	// runaway is set when a string or block comment ran to the end of the
+	// file: the lists it left unclosed are not reported again.
+	runaway bool
 }
 
 func (r *reader) pos() Pos { return Pos{r.file, r.line, r.col} }
@@ -134,6 +137,7 @@ func (r *reader) skipSpace() {
 			for depth > 0 {
 				if r.off >= len(r.src) {
 					r.errs.Add(p, "unterminated block comment")
+					r.runaway = true
 					break
 				}
 				if r.src[r.off] == '#' && r.peek(1) == '|' {
@@ -191,7 +195,9 @@ func (r *reader) list() SExpr {
 	for {
 		r.skipSpace()
 		if r.off >= len(r.src) {
-			r.errs.Add(open, "unclosed %q", string(openChar(square)))
+			if !r.runaway {
+				r.errs.Add(open, "unclosed %q", string(openChar(square)))
+			}
 			l.Close = r.pos()
 			return l
 		}
@@ -224,6 +230,7 @@ func (r *reader) str() SExpr {
 	for {
 		if r.off >= len(r.src) {
 			r.errs.Add(p, "unterminated string")
+			r.runaway = true
 			break
 		}
 		c := r.src[r.off]

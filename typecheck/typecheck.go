@@ -30,6 +30,16 @@ func Check(files []*syntax.File) (*ir.Program, error) {
 	c := newChecker()
 	for _, f := range files {
 		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *syntax.Def:
+				c.declareLater(d.Name)
+			case *syntax.Edef:
+				c.declareLater(d.Name)
+			}
+		}
+	}
+	for _, f := range files {
+		for _, d := range f.Decls {
 			c.decl(d)
 		}
 	}
@@ -41,7 +51,18 @@ type checker struct {
 	prog  *ir.Program
 	funcs map[string]*ir.Func   // by Func.Key: the current overloads
 	names map[string][]*ir.Func // by Name.String(): every overload declared
+	later map[string]syntax.Pos // where each function name is first declared, for messages
 	errs  syntax.ErrorList
+}
+
+// declareLater records where a function name is declared, so that a use
+// before the declaration can say so.
+func (c *checker) declareLater(n *syntax.Name) {
+	if n.Deriv == "" {
+		if _, ok := c.later[n.Base]; !ok {
+			c.later[n.Base] = n.P
+		}
+	}
 }
 
 func newChecker() *checker {
@@ -49,6 +70,7 @@ func newChecker() *checker {
 		prog:  &ir.Program{},
 		funcs: map[string]*ir.Func{},
 		names: map[string][]*ir.Func{},
+		later: map[string]syntax.Pos{},
 	}
 }
 
@@ -362,6 +384,9 @@ func (c *checker) expr(e syntax.Expr, sc *scope) ir.Expr {
 		}
 	case *syntax.Var:
 		if v := sc.lookup(e.Name); v != nil {
+			if v.T == nil {
+				return nil // bound by a let whose value had an error, reported there
+			}
 			return &ir.Var{P: e.P, T: v.T, Name: v.Name}
 		}
 		if c.isFunction(e.Name) {
@@ -459,32 +484,37 @@ func (c *checker) let(e *syntax.Let, i int, sc *scope) ir.Expr {
 	}
 	b := e.Binds[i]
 	rhs := c.expr(b.Rhs, sc)
-	if rhs == nil {
-		return nil
+	var t *types.Type
+	if rhs != nil {
+		t = rhs.Type()
+		if !t.IsValue() {
+			c.errorf(b.Rhs.Pos(), "cannot bind a value of type %s", t)
+			t = nil
+		} else if b.Pattern && (t.Kind != types.Tuple || len(t.Elems) != len(b.Vars)) {
+			c.errorf(b.P, "the pattern binds %d variables, but the value has type %s", len(b.Vars), t)
+			t = nil
+		}
 	}
-	t := rhs.Type()
-	if !t.IsValue() {
-		c.errorf(b.Rhs.Pos(), "cannot bind a value of type %s", t)
-		return nil
-	}
+	// After an error the variables are bound without a type, so that the
+	// rest of the let is still checked but their uses report nothing more.
 	var vars []*ir.Var
-	if b.Pattern {
-		if t.Kind != types.Tuple || len(t.Elems) != len(b.Vars) {
-			c.errorf(b.P, "the pattern binds %d variable(s), but the value has type %s", len(b.Vars), t)
-			return nil
+	for j, id := range b.Vars {
+		v := &ir.Var{P: id.P, Name: id.Name}
+		switch {
+		case t == nil:
+		case b.Pattern:
+			v.T = t.Elems[j]
+		default:
+			v.T = t
 		}
-		for j, id := range b.Vars {
-			vars = append(vars, &ir.Var{P: id.P, T: t.Elems[j], Name: id.Name})
-		}
-	} else {
-		vars = []*ir.Var{{P: b.Vars[0].P, T: t, Name: b.Vars[0].Name}}
+		vars = append(vars, v)
 	}
 	inner := sc
 	for _, v := range vars {
 		inner = inner.push(v)
 	}
 	body := c.let(e, i+1, inner)
-	if body == nil {
+	if body == nil || t == nil {
 		return nil
 	}
 	return &ir.Let{P: b.P, Vars: vars, Pattern: b.Pattern, Rhs: rhs, Body: body}
@@ -507,6 +537,16 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 	if n.Deriv == "" && n.Arg == nil {
 		if ps := ir.LookupPrim(n.Base); len(ps) == 1 && len(ps[0].Lams) > 0 && !c.hasUserOverload(n.Base) {
 			return c.lamCall(e, ps[0], sc)
+		}
+	}
+	if n.Deriv == "" && n.Arg == nil && n.Base == "$inline" {
+		if len(e.Args) != 1 {
+			c.errorf(n.P, "$inline takes one call, got %d arguments", len(e.Args))
+			return nil
+		}
+		if _, isCall := e.Args[0].(*syntax.Call); !isCall {
+			c.errorf(e.Args[0].Pos(), "$inline takes a call, (f args...)")
+			return nil
 		}
 	}
 	args, ok := c.exprs(e.Args, sc)
@@ -556,7 +596,7 @@ func (c *checker) get(e *syntax.Call, m []string, sc *scope) ir.Expr {
 // lamCall checks a call of a primitive that takes lambdas.
 func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 	if len(e.Args) != p.Arity {
-		c.errorf(e.Lparen, "%s takes %d arguments, got %d", p.Name, p.Arity, len(e.Args))
+		c.errorf(e.Fn.P, "%s takes %d arguments, got %d", p.Name, p.Arity, len(e.Args))
 		return nil
 	}
 	args := make([]ir.Expr, len(e.Args))
@@ -569,7 +609,9 @@ func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 		lam, written := a.(*syntax.Lam)
 		switch {
 		case isLam && !written:
-			c.errorf(a.Pos(), "argument %d of %s must be a lambda (lam (x : T) body)", i+1, p.Name)
+			if v, isVar := a.(*syntax.Var); !isVar || sc.lookup(v.Name) == nil || sc.lookup(v.Name).T != nil {
+				c.errorf(a.Pos(), "argument %d of %s must be a lambda (lam (x : T) body)", i+1, p.Name)
+			}
 			ok = false
 		case isLam:
 			v := &ir.Var{P: lam.Param.P, T: lam.Param.Type.T, Name: lam.Param.Name}
@@ -598,7 +640,7 @@ func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 	}
 	res, msg := p.Check(parts)
 	if msg != "" {
-		c.errorf(e.Lparen, "%s", msg)
+		c.errorf(e.Fn.P, "%s", msg)
 		return nil
 	}
 	return &ir.Call{P: e.Lparen, T: res, Prim: p, Args: args}
@@ -644,7 +686,7 @@ func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, 
 				var ok bool
 				s, ok = ir.InnerArg(d, s)
 				if !ok {
-					return nil, nil, fmt.Sprintf("%s cannot take an argument of type %s", name, arg)
+					return nil, nil, fmt.Sprintf("%s cannot take an argument of type %s: it takes %s", name, arg, derivedArgForm(d))
 				}
 			}
 			baseArg = s
@@ -710,7 +752,23 @@ func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, 
 	if len(prims) > 0 || len(c.names[n.Base]) > 0 {
 		return nil, nil, fmt.Sprintf("no overload of %s takes %s%s", n.Base, arg, c.candidates(name))
 	}
+	if later, ok := c.later[n.Base]; ok {
+		return nil, nil, fmt.Sprintf("%s is used before it is declared (at %s); a function must be declared before its uses", n.Base, later)
+	}
 	return nil, nil, fmt.Sprintf("unknown function %s%s", n.Base, didYouMean(n.Base, c.allNames()))
+}
+
+// derivedArgForm describes the argument of a derivation, for messages.
+func derivedArgForm(d string) string {
+	switch d {
+	case "fwd":
+		return "a pair (x, dx) of a point and a tangent"
+	case "rev", "sufrev":
+		return "a pair (x, dr) of a point and a cotangent"
+	case "sufrevpass":
+		return "(dr, bog), and must be written [sufrevpass [f S]]"
+	}
+	return "the argument of the function it derives from"
 }
 
 // lookupBase reports whether the underived function of a derived name exists.
@@ -760,7 +818,7 @@ func (c *checker) allNames() []string {
 
 // didYouMean suggests the closest of names to name, if one is close.
 func didYouMean(name string, names []string) string {
-	best, bestD := "", len(name)/3+2
+	best, bestD := "", max(1, len(name)/3)+1
 	for _, n := range names {
 		if n == name {
 			continue
@@ -775,22 +833,29 @@ func didYouMean(name string, names []string) string {
 	return " (did you mean " + best + "?)"
 }
 
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of adjacent letters each
+// count 1 ("cuont" is 1 from "count").
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }

@@ -175,7 +175,7 @@ func (f *fn) expr(e ir.Expr, sc *env) string {
 		return f.ifExpr(e, sc)
 	case *ir.Assert:
 		c := f.expr(e.Cond, sc)
-		f.line("if (!%s) ks_fail(ctx, %s, \"assertion failed\");", paren(c), pos(e.P))
+		f.line("if (!%s) ks_fail(ctx, %s, %s);", paren(c), pos(e.P), cString(e.Message()))
 		return f.expr(e.Body, sc)
 	case *ir.Call:
 		if e.Prim != nil {
@@ -279,6 +279,10 @@ func (f *fn) sub() *fn { return &fn{e: f.e, f: f.f, indent: f.indent + 1} }
 func (f *fn) args(args []ir.Expr, sc *env, unpack bool) []string {
 	if len(args) == 1 && unpack && args[0].Type().Kind == types.Tuple {
 		t := args[0].Type()
+		if len(t.Elems) == 0 {
+			f.expr(args[0], sc) // for its effects: a unit value passes nothing
+			return nil
+		}
 		x := f.atom(f.expr(args[0], sc), t)
 		out := make([]string, len(t.Elems))
 		for i := range t.Elems {
