@@ -48,6 +48,23 @@ type Prim struct {
 
 	// Lams lists the argument parts that are lambdas.
 	Lams []int
+
+	// D is the derivative rule: for each argument part, the linear map
+	// from that part's tangent to the result's tangent, as a ks expression
+	// over the argument parts x0, x1, ... and the result r. "" means the
+	// result does not depend on that part differentiably (an index, a
+	// count, a Bool). It feeds the Jacobian transform, and through it
+	// forward and reverse mode. Primitives that take lambdas are
+	// differentiated by rules of their own in package derive.
+	D []string
+
+	// LM marks the linear-map operations (lmprim.go): they exist between
+	// differentiation and optimisation and must not reach a backend.
+	LM bool
+	// InPlace marks the accumulation primitives of derived code, which
+	// update their first argument in place: that argument must not be used
+	// again.
+	InPlace bool
 }
 
 // A Sig is a fixed signature: argument parts and result.
@@ -110,7 +127,9 @@ var (
 func sig(result *types.Type, args ...*types.Type) *Sig { return &Sig{Args: args, Result: result} }
 
 // table is the primitive table. It is read-only after initialisation.
-var table = []*Prim{
+var table = append(baseTable, lmTable...)
+
+var baseTable = []*Prim{
 	// Arithmetic (prelude). Integer arithmetic wraps around; integer
 	// division truncates and fails on division by zero.
 	{Name: "add", Sig: sig(tF, tF, tF), C: "($0 + $1)", Go: "($0 + $1)", Pure: true},

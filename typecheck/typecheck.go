@@ -155,7 +155,7 @@ func (c *checker) def(d *syntax.Def) {
 	if !ok {
 		return
 	}
-	if !arg.IsValue() || !d.Result.T.IsValue() {
+	if !arg.IsValue() || !bindable(d.Result.T) {
 		c.errorf(d.Name.P, "a function must take and return values, not %s -> %s", arg, d.Result.T)
 		return
 	}
@@ -182,6 +182,11 @@ func (c *checker) def(d *syntax.Def) {
 	}
 	f.Body = body
 }
+
+// bindable reports whether a let may bind, an if choose and a function
+// return values of type t: values, and linear maps (which derived code and
+// code consuming [D f] pass around), but not lambdas.
+func bindable(t *types.Type) bool { return !t.Contains(types.Lam) }
 
 // isStructural reports whether a primitive is part of the language itself
 // (build, index, ...) rather than an overloadable prelude function.
@@ -422,7 +427,7 @@ func (c *checker) expr(e syntax.Expr, sc *scope) ir.Expr {
 			c.errorf(e.Else.Pos(), "the branches of if have different types: %s and %s", then.Type(), els.Type())
 			return nil
 		}
-		if !then.Type().IsValue() {
+		if !bindable(then.Type()) {
 			c.errorf(e.Lparen, "if cannot choose between values of type %s", then.Type())
 			return nil
 		}
@@ -487,7 +492,7 @@ func (c *checker) let(e *syntax.Let, i int, sc *scope) ir.Expr {
 	var t *types.Type
 	if rhs != nil {
 		t = rhs.Type()
-		if !t.IsValue() {
+		if !bindable(t) {
 			c.errorf(b.Rhs.Pos(), "cannot bind a value of type %s", t)
 			t = nil
 		} else if b.Pattern && (t.Kind != types.Tuple || len(t.Elems) != len(b.Vars)) {
@@ -549,12 +554,18 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 			return nil
 		}
 	}
+	if n.Deriv == "" && n.Arg == nil {
+		if ps := ir.LookupPrim(n.Base); len(ps) > 0 && ps[0].InPlace && !c.hasUserOverload(n.Base) {
+			c.errorf(n.P, "%s is internal to derived code (it updates its argument in place)", n.Base)
+			return nil
+		}
+	}
 	args, ok := c.exprs(e.Args, sc)
 	if !ok {
 		return nil
 	}
 	arg := ir.ArgType(args)
-	if !arg.IsValue() {
+	if !bindable(arg) {
 		c.errorf(e.Lparen, "cannot pass a value of type %s", arg)
 		return nil
 	}

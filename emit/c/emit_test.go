@@ -15,6 +15,10 @@ func TestPrimTable(t *testing.T) {
 	for _, p := range ir.Prims() {
 		names[p.Name] = true
 		switch {
+		case p.LM:
+			if p.C != "" || Structural[p.Name] {
+				t.Errorf("%s: a linear-map operation has C code", p)
+			}
 		case p.C != "" && p.Sig == nil:
 			t.Errorf("%s: a C template needs a fixed signature", p)
 		case p.C == "" && p.Def == "" && !Structural[p.Name]:

@@ -20,6 +20,7 @@ func helperGens(kind string) helperGen {
 		"copy":     genCopy,     // T (ctx, T x): a copy sharing no tensor memory with x
 		"addto":    genAddTo,    // void (ctx, pos, T *acc, T x): *acc += x in place
 		"zerolike": genZeroLike, // T (ctx, T x): zeros shaped like x
+		"zerotan":  genZeroTan,  // dT (ctx, T x): the zero tangent shaped like x
 		"zeros":    genZeros,    // T (ctx, pos, Sh(T) shape): zeros of a shape
 		"tsadd":    genTsAdd,    // T (ctx, pos, T x, dT dx)
 		"tsscale":  genTsScale,  // T (ctx, double k, T x)
@@ -433,4 +434,35 @@ func genDotDiff(e *emitter, t *types.Type, h *hb) (string, string) {
 		h.line("return r;")
 	}
 	return "double", "ks_ctx *ctx, const char *pos, " + e.ctype(t) + " a, " + e.ctype(t) + " b, " + e.ctype(dt) + " dt"
+}
+
+func genZeroTan(e *emitter, t *types.Type, h *hb) (string, string) {
+	dt, _ := types.Tangent(t)
+	h.line("(void)ctx; (void)x;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return 0.0;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return (%s){0};", e.ctype(dt))
+	case types.Tuple:
+		h.line("%s r;", e.ctype(dt))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, x.f%d);", i, e.helper("zerotan", et), i)
+		}
+		if len(t.Elems) == 0 {
+			h.line("r.unused = 0;")
+		}
+		h.line("return r;")
+	case types.Tensor:
+		newLike(e, h, dt, "r", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			if t.Elem.Kind == types.Float {
+				h.line("r.data[%s] = 0.0;", i)
+			} else {
+				h.line("r.data[%s] = %s(ctx, x.data[%s]);", i, e.helper("zerotan", t.Elem), i)
+			}
+		})
+		h.line("return r;")
+	}
+	return e.ctype(dt), "ks_ctx *ctx, " + e.ctype(t) + " x"
 }

@@ -19,6 +19,7 @@ var Structural = map[string]bool{
 	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
 	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
 	"$inline": true, "$copydown": true,
+	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
 }
 
 // prim compiles a call of a primitive.
@@ -29,6 +30,9 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 	}
 	if p.Def != "" {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: prelude function %s was not inlined", p)})
+	}
+	if p.LM {
+		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("the linear-map operation %s reached the C backend in %s", p.Name, f.f.FullName())})
 	}
 	// Lambdas stay as IR; the other parts are compiled in order.
 	parts := f.parts(e, sc)
@@ -188,6 +192,51 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		return x
 	case "$check":
 		return f.check(e, parts, sc)
+	case "ts_zero":
+		return f.temp(f.e.helper("zerotan", at(0))+"(ctx, "+parts[0]+")", e.T)
+	case "$addTo":
+		// In place: the accumulator is not used again, so its memory is reused.
+		r := f.temp(parts[0], e.T)
+		f.addTo(r, parts[1], e.T, ps)
+		return r
+	case "$addAt":
+		t := at(0)
+		r := f.temp(parts[0], e.T)
+		idx := f.atom(parts[1], at(1))
+		x := f.atom(parts[2], at(2))
+		slot := r + ".data[" + f.flatIndex(t.Rank, idx, r, ps) + "]"
+		f.addTo(slot, x, t.Elem, ps)
+		return r
+	case "$ifold", "$ifoldr":
+		lam := e.Args[2].(*ir.Lam)
+		n := f.atom(parts[0], at(0))
+		acc := f.fresh("acc")
+		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
+		i := f.fresh("i")
+		if p.Name == "$ifold" {
+			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
+		} else {
+			f.line("for (int64_t %s = %s - 1; %s >= 0; %s--) {", i, n, i, i)
+		}
+		f.indent++
+		x := f.apply(lam, f.tupleLit(lam.Param.T, []string{acc, i}), sc)
+		f.line("%s = %s;", acc, x)
+		f.indent--
+		f.line("}")
+		return acc
+	case "$foldtape":
+		lam := e.Args[0].(*ir.Lam)
+		v := f.atom(parts[2], at(2))
+		acc := f.fresh("acc")
+		f.line("%s %s = %s;", f.e.ctype(at(1)), acc, parts[1])
+		r, _ := f.newTensor(e.T, []string{v + ".size"}, ps)
+		f.loop(1, []string{v + ".size"}, func(_, i string) {
+			f.line("%s.data[%s] = %s;", r, i, acc)
+			arg := f.tupleLit(lam.Param.T, []string{acc, v + ".data[" + i + "]"})
+			x := f.apply(lam, arg, sc)
+			f.line("%s = %s;", acc, x)
+		})
+		return r
 	}
 	panic(&syntax.Error{Pos: e.P, Msg: "internal: the C backend has no code for primitive " + p.Name})
 }
