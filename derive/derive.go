@@ -1,30 +1,400 @@
-// Package derive generates the bodies of derived functions ([D f],
-// [fwd f], [rev f], [suffwdpass f], [sufrevpass f], [sufrev f], [CL f],
-// [shape f]) that a program asks for with gdef or calls without writing
-// them by hand.
+// Package derive generates the bodies of derived functions that a
+// program asks for with gdef, or calls, without writing them by hand
+// (language.md section 5):
 //
-// No derivation is implemented yet: every derived function without a
-// hand-written body is reported as an error at the place that needs it.
+//	[D f]      the full Jacobian as a linear map: the Jacobian transform
+//	           (jacobian.go) of f's body, in A-normal form
+//	[fwd f]    (lmApply ([D f] x) dx)
+//	[rev f]    ([revacc f] x dr (ts_zero x))
+//	[revacc f] ($addTo acc (lmApplyR dr ([D f] x))), reverse mode adding
+//	           into an accumulator (internal)
+//
+// The linear maps are removed later by the optimiser (package linmap
+// says how). A derivative needs the matching derivatives of the functions
+// f calls: they are derived too, unless written by hand; an edef without
+// the hand-written derivative needed is an error at the call.
 package derive
 
 import (
+	"errors"
+	"fmt"
+	"sort"
+
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
 	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/types"
 )
 
-// Derive fills in the body of every derived function of prog that has none.
+// Derive fills in the body of every derived function of prog that has
+// none, adding the derived functions they need.
 func Derive(prog *ir.Program) error {
-	var errs syntax.ErrorList
-	for _, f := range prog.Funcs {
-		if f.Kind != ir.DerivedFunc || f.Body != nil {
+	d := &deriver{
+		prog:      prog,
+		ns:        prog.Names(),
+		templates: map[string]ir.Expr{},
+		prepared:  map[*ir.Func]*prepared{},
+	}
+	for {
+		n := len(prog.Funcs)
+		for i := 0; i < len(prog.Funcs); i++ {
+			f := prog.Funcs[i]
+			if f.Kind == ir.DerivedFunc && f.Body == nil {
+				d.generate(f)
+			}
+		}
+		d.close()
+		if len(prog.Funcs) == n || len(d.errs) > 0 {
+			break
+		}
+	}
+	d.errs.Sort()
+	if err := d.errs.Err(); err != nil {
+		return err
+	}
+	order(prog)
+	return nil
+}
+
+type deriver struct {
+	prog      *ir.Program
+	ns        *ir.Names
+	templates map[string]ir.Expr
+	prepared  map[*ir.Func]*prepared
+	errs      syntax.ErrorList
+	reported  map[string]bool
+}
+
+// prepared is a function's body made ready for differentiation.
+type prepared struct {
+	params []*ir.Var
+	body   ir.Expr
+}
+
+func (d *deriver) errorf(pos ir.Pos, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	key := pos.String() + msg
+	if d.reported == nil {
+		d.reported = map[string]bool{}
+	}
+	if !d.reported[key] {
+		d.reported[key] = true
+		d.errs.Add(pos, "%s", msg)
+	}
+}
+
+// usePos returns where a derived function was first needed.
+func usePos(f *ir.Func) ir.Pos {
+	if len(f.Uses) > 0 {
+		return f.Uses[0]
+	}
+	return f.P
+}
+
+// generate fills in the body of one derived function.
+func (d *deriver) generate(f *ir.Func) {
+	defer func() {
+		if r := recover(); r != nil {
+			if fl, ok := r.(*failure); ok {
+				d.errorf(fl.pos, "%s", fl.msg)
+				return
+			}
+			panic(ir.AtPos(r, usePos(f), f.FullName()))
+		}
+	}()
+	if len(f.Name.Derivs) != 1 {
+		d.errorf(usePos(f), "ksc cannot generate %s: derivatives of derivatives are not supported", f.FullName())
+		return
+	}
+	base := f.Base
+	if base == nil {
+		d.errorf(usePos(f), "ksc cannot generate %s: %s is a primitive (its derivatives are built in; call the primitive)", f.FullName(), f.Name.Base)
+		return
+	}
+	p := usePos(f)
+	switch deriv := f.Name.Derivs[0]; deriv {
+	case "D":
+		d.jacobianBody(f, base)
+	case "fwd":
+		dg, err := d.jacobianOf(base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		x, dx := d.params(f, "x", "dx")
+		f.Body = ir.MkPrim(p, "lmApply", ir.CallFunc(p, dg, x), dx)
+	case "revacc":
+		dg, err := d.jacobianOf(base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		x, dr, acc := d.params3(f)
+		f.Body = ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x)))
+	case "rev":
+		ra, err := d.need("revacc", base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		x, dr := d.params(f, "x", "dr")
+		f.Body = ir.CallFunc(p, ra, x, dr, ir.MkPrim(p, "ts_zero", x))
+	default:
+		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
+	}
+}
+
+// params gives a derived function of a pair two parameters and returns
+// references to them.
+func (d *deriver) params(f *ir.Func, a, b string) (ir.Expr, ir.Expr) {
+	p := f.P
+	va := &ir.Var{P: p, T: f.Arg.Elems[0], Name: a}
+	vb := &ir.Var{P: p, T: f.Arg.Elems[1], Name: b}
+	f.Params = []*ir.Var{va, vb}
+	return ir.Ref(p, va), ir.Ref(p, vb)
+}
+
+func (d *deriver) params3(f *ir.Func) (ir.Expr, ir.Expr, ir.Expr) {
+	p := f.P
+	vs := []*ir.Var{
+		{P: p, T: f.Arg.Elems[0], Name: "x"},
+		{P: p, T: f.Arg.Elems[1], Name: "dr"},
+		{P: p, T: f.Arg.Elems[2], Name: "acc"},
+	}
+	f.Params = vs
+	return ir.Ref(p, vs[0]), ir.Ref(p, vs[1]), ir.Ref(p, vs[2])
+}
+
+// lookup returns the function [deriv g], written by hand or derived, or nil.
+func (d *deriver) lookup(deriv string, g *ir.Func) *ir.Func {
+	return d.prog.Lookup(g.Name.Derive(deriv), g.BaseArg)
+}
+
+// need returns [deriv g], declaring it (to be derived) if it does not
+// exist. An edef cannot be derived: it needs a hand-written derivative.
+func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
+	if f := d.lookup(deriv, g); f != nil {
+		f.Uses = append(f.Uses, pos)
+		return f, nil
+	}
+	if g.Kind == ir.EdefFunc || g.Body == nil {
+		want := deriv
+		if want == "revacc" {
+			want = "rev"
+		}
+		return nil, fmt.Errorf("ksc cannot differentiate %s: it is declared by edef; write %s by hand", g.FullName(), g.Name.Derive(want))
+	}
+	if len(g.Name.Derivs) > 0 {
+		return nil, fmt.Errorf("ksc cannot differentiate %s: derivatives of derivatives are not supported", g.FullName())
+	}
+	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result)
+	if msg != "" {
+		return nil, errors.New(msg)
+	}
+	f := &ir.Func{P: g.P, Name: g.Name.Derive(deriv), BaseArg: g.BaseArg, Arg: arg, Result: res,
+		Kind: ir.DerivedFunc, Base: g, Uses: []ir.Pos{pos}}
+	d.prog.Funcs = append(d.prog.Funcs, f)
+	return f, nil
+}
+
+// jacobianOf returns [D g], to be derived if g is a def. For an edef the
+// declaration suffices when [fwd g] and [rev g] are written by hand.
+func (d *deriver) jacobianOf(g *ir.Func, pos ir.Pos) (*ir.Func, error) {
+	if f := d.lookup("D", g); f != nil {
+		return f, nil
+	}
+	if g.Kind == ir.EdefFunc || g.Body == nil {
+		arg, res, msg := ir.DerivedSig("D", g.Arg, g.Result)
+		if msg != "" {
+			return nil, fmt.Errorf("ksc cannot differentiate %s: %s", g.FullName(), msg)
+		}
+		// A declaration only: its uses are applied through the
+		// hand-written [fwd g] and [rev g].
+		f := &ir.Func{P: g.P, Name: g.Name.Derive("D"), BaseArg: g.BaseArg, Arg: arg, Result: res,
+			Kind: ir.EdefFunc, Base: g, Uses: []ir.Pos{pos}}
+		d.prog.Funcs = append(d.prog.Funcs, f)
+		return f, nil
+	}
+	return d.need("D", g, pos)
+}
+
+// prepare returns g's body ready for differentiation: prelude inlined,
+// maps and friends as builds, A-normal form with fresh names.
+func (d *deriver) prepare(g *ir.Func) (*prepared, error) {
+	if pr, ok := d.prepared[g]; ok {
+		return pr, nil
+	}
+	var pl lower.Prelude
+	body, err := pl.InlinePrelude(ir.Copy(g.Body, ir.Pos{}))
+	if err != nil {
+		return nil, err
+	}
+	body = lower.Builds(body, d.ns)
+	anf, params := lower.ANF(body, g.Params, d.ns)
+	pr := &prepared{params: params, body: anf}
+	d.prepared[g] = pr
+	return pr, nil
+}
+
+// jacobianBody builds the body of [D g]: the argument's map is the
+// identity (each parameter's the projection to it), then the Jacobian
+// transform of the body.
+func (d *deriver) jacobianBody(f, g *ir.Func) {
+	pr, err := d.prepare(g)
+	if err != nil {
+		d.errorf(usePos(f), "%v", err)
+		return
+	}
+	p := g.P
+	j := &jac{d: d, ns: d.ns, env: map[string]*ir.Var{}}
+	var lets []*ir.Let
+	if len(pr.params) == 1 {
+		x := pr.params[0]
+		j.root = ir.Ref(p, x)
+		if differentiable(x.T) {
+			dx := d.ns.FreshVar(p, "d"+x.Name, types.LMOf(x.T, x.T))
+			lets = append(lets, &ir.Let{P: p, Vars: []*ir.Var{dx}, Rhs: ir.MkPrim(p, "lmOne", ir.Ref(p, x)), Of: x})
+			j.env[x.Name] = dx
+		}
+	} else {
+		refs := make([]ir.Expr, len(pr.params))
+		for i, v := range pr.params {
+			refs[i] = ir.Ref(p, v)
+		}
+		root := d.ns.FreshVar(p, "x", g.Arg)
+		lets = append(lets, &ir.Let{P: p, Vars: []*ir.Var{root}, Rhs: ir.MkTuple(p, refs...)})
+		j.root = ir.Ref(p, root)
+		for k, v := range pr.params {
+			if !differentiable(v.T) {
+				continue
+			}
+			dv := d.ns.FreshVar(p, "d"+v.Name, types.LMOf(g.Arg, v.T))
+			lets = append(lets, &ir.Let{P: p, Vars: []*ir.Var{dv}, Rhs: j.projection(p, pr.params, k), Of: v})
+			j.env[v.Name] = dv
+		}
+	}
+	body := j.block(pr.body)
+	if body == nil {
+		body = ir.MkPrim(p, "lmZero", j.root, pr.body)
+	}
+	for i := len(lets) - 1; i >= 0; i-- {
+		l := lets[i]
+		body = &ir.Let{P: l.P, Vars: l.Vars, Rhs: l.Rhs, Body: body, Of: l.Of}
+	}
+	f.Params = pr.params
+	f.OneParam = g.OneParam
+	f.Body = body
+}
+
+// close declares the derivatives that applying linear maps will need:
+// applying [D g] forwards needs [fwd g]; reverse-applying it needs
+// [revacc g], or a hand-written [rev g].
+func (d *deriver) close() {
+	for i := 0; i < len(d.prog.Funcs); i++ {
+		f := d.prog.Funcs[i]
+		if f.Body == nil {
 			continue
 		}
-		pos := f.P
-		if len(f.Uses) > 0 {
-			pos = f.Uses[0]
-		}
-		errs.Add(pos, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), f.Name.Derivs[0])
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					panic(ir.AtPos(r, f.P, f.FullName()))
+				}
+			}()
+			ir.Inspect(f.Body, func(e ir.Expr) bool {
+				c, ok := e.(*ir.Call)
+				if !ok || c.Prim == nil {
+					return true
+				}
+				var m ir.Expr
+				var deriv string
+				switch c.Prim.Name {
+				case "lmApply":
+					m, deriv = c.Args[0], "fwd"
+				case "lmApplyR":
+					m, deriv = c.Args[1], "revacc"
+				default:
+					return true
+				}
+				for _, g := range d.leaves(m, f) {
+					d.needApply(deriv, g, c.P)
+				}
+				return true
+			})
+		}()
 	}
-	errs.Sort()
-	return errs.Err()
+}
+
+// leaves returns the functions g whose [D g] applying m reaches: the calls
+// of [D g] in m, and, where m calls [D h] for the function h that f
+// derives (whose body is inlined when f is defined), those in [D h]'s body.
+func (d *deriver) leaves(m ir.Expr, f *ir.Func) []*ir.Func {
+	var out []*ir.Func
+	seen := map[*ir.Func]bool{}
+	var walk func(e ir.Expr, inline bool)
+	walk = func(e ir.Expr, inline bool) {
+		ir.Inspect(e, func(x ir.Expr) bool {
+			c, ok := x.(*ir.Call)
+			if !ok || c.Fn == nil || len(c.Fn.Name.Derivs) == 0 || c.Fn.Name.Derivs[0] != "D" || c.Fn.Base == nil {
+				return true
+			}
+			g := c.Fn.Base
+			if inline && f.Base == g && c.Fn.Body != nil {
+				walk(c.Fn.Body, false)
+				return true
+			}
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
+			return true
+		})
+	}
+	walk(m, true)
+	return out
+}
+
+// needApply declares what applying [D g] in direction deriv needs.
+func (d *deriver) needApply(deriv string, g *ir.Func, pos ir.Pos) {
+	if deriv == "revacc" {
+		if r := d.lookup("rev", g); r != nil && r.Kind != ir.DerivedFunc {
+			return // hand-written reverse mode
+		}
+	}
+	if _, err := d.need(deriv, g, pos); err != nil {
+		d.errorf(pos, "%v", err)
+	}
+}
+
+// order sorts the functions so that each comes after those it calls
+// (self-recursion apart), keeping the program's order where it can.
+func order(prog *ir.Program) {
+	index := map[*ir.Func]int{}
+	for i, f := range prog.Funcs {
+		index[f] = i
+	}
+	var out []*ir.Func
+	state := map[*ir.Func]int{} // 1 visiting, 2 done
+	var visit func(f *ir.Func)
+	visit = func(f *ir.Func) {
+		if state[f] != 0 {
+			return
+		}
+		state[f] = 1
+		if f.Body != nil {
+			callees := ir.Funcs(f.Body)
+			sort.SliceStable(callees, func(a, b int) bool { return index[callees[a]] < index[callees[b]] })
+			for _, g := range callees {
+				if _, ok := index[g]; ok && g != f {
+					visit(g)
+				}
+			}
+		}
+		state[f] = 2
+		out = append(out, f)
+	}
+	for _, f := range prog.Funcs {
+		visit(f)
+	}
+	prog.Funcs = out
 }

@@ -38,7 +38,7 @@ func Copy(e Expr, pos Pos) Expr {
 		for i, x := range e.Vars {
 			vars[i] = v(x)
 		}
-		return &Let{P: p(e.P), Vars: vars, Pattern: e.Pattern, Rhs: Copy(e.Rhs, pos), Body: Copy(e.Body, pos)}
+		return &Let{P: p(e.P), Vars: vars, Pattern: e.Pattern, Rhs: Copy(e.Rhs, pos), Body: Copy(e.Body, pos), Of: e.Of}
 	case *If:
 		return &If{P: p(e.P), T: e.T, Cond: Copy(e.Cond, pos), Then: Copy(e.Then, pos), Else: Copy(e.Else, pos)}
 	case *Assert:
@@ -83,7 +83,7 @@ func Map(e Expr, f func(Expr) Expr) Expr {
 	case *Let:
 		rhs, body := Map(e.Rhs, f), Map(e.Body, f)
 		if rhs != e.Rhs || body != e.Body {
-			e = &Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: rhs, Body: body}
+			e = &Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: rhs, Body: body, Of: e.Of}
 		}
 		return f(e)
 	case *If:
@@ -103,6 +103,46 @@ func Map(e Expr, f func(Expr) Expr) Expr {
 			e = &Lam{P: e.P, Param: e.Param, Body: b}
 		}
 		return f(e)
+	}
+	panic(fmt.Sprintf("ir: unknown expression %T", e))
+}
+
+// MapPre rebuilds e top-down: f sees each node before its children; if it
+// returns a replacement, that is used as it is (f may map the parts it
+// keeps itself), otherwise the node's children are mapped in turn.
+func MapPre(e Expr, f func(Expr) Expr) Expr {
+	if r := f(e); r != nil {
+		return r
+	}
+	return mapChildren(e, func(x Expr) Expr { return MapPre(x, f) })
+}
+
+// mapChildren rebuilds e with g applied to each child.
+func mapChildren(e Expr, g func(Expr) Expr) Expr {
+	list := func(es []Expr) []Expr {
+		out := make([]Expr, len(es))
+		for i, x := range es {
+			out[i] = g(x)
+		}
+		return out
+	}
+	switch e := e.(type) {
+	case *Const, *Var, *Dummy:
+		return e
+	case *Call:
+		return &Call{P: e.P, T: e.T, Fn: e.Fn, Prim: e.Prim, Args: list(e.Args)}
+	case *Tuple:
+		return &Tuple{P: e.P, T: e.T, Elems: list(e.Elems)}
+	case *Get:
+		return &Get{P: e.P, T: e.T, I: e.I, N: e.N, X: g(e.X)}
+	case *Let:
+		return &Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: g(e.Rhs), Body: g(e.Body), Of: e.Of}
+	case *If:
+		return &If{P: e.P, T: e.T, Cond: g(e.Cond), Then: g(e.Then), Else: g(e.Else)}
+	case *Assert:
+		return &Assert{P: e.P, Cond: g(e.Cond), Body: g(e.Body), Msg: e.Msg}
+	case *Lam:
+		return &Lam{P: e.P, Param: e.Param, Body: g(e.Body)}
 	}
 	panic(fmt.Sprintf("ir: unknown expression %T", e))
 }

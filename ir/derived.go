@@ -19,6 +19,10 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
 			return arg.Elems[0], true
 		}
+	case "revacc":
+		if arg.Kind == types.Tuple && len(arg.Elems) == 3 {
+			return arg.Elems[0], true
+		}
 	}
 	return nil, false
 }
@@ -38,6 +42,10 @@ func DerivedSig(deriv string, s, t *types.Type) (arg, result *types.Type, msg st
 		return types.TupleOf(s, ds), dt, ""
 	case "rev", "sufrev":
 		return types.TupleOf(s, dt), ds, ""
+	case "revacc":
+		// Reverse mode adding into an accumulator: [revacc f](x, dr, acc)
+		// is acc + [rev f](x, dr), with acc updated in place.
+		return types.TupleOf(s, dt, ds), ds, ""
 	case "CL":
 		return s, t, ""
 	case "shape":

@@ -75,6 +75,10 @@ type Let struct {
 	Pattern bool // Vars is a tuple pattern (even of one variable)
 	Rhs     Expr
 	Body    Expr
+	// Of is set on the lets of linear-map variables that differentiation
+	// makes: the primal variable whose tangent map Vars[0] is. Its value
+	// shapes the variable's cotangent in reverse mode.
+	Of *Var
 }
 
 // An If is a conditional: (if c t e).
@@ -247,6 +251,37 @@ type Program struct {
 	Funcs []*Func
 	Rules []*Rule
 	Gdefs []*Gdef
+
+	names *Names
+}
+
+// Names returns the program's supply of fresh variable names, which
+// avoids every variable name of the program as it was when first called.
+func (p *Program) Names() *Names {
+	if p.names == nil {
+		p.names = &Names{}
+		for _, f := range p.Funcs {
+			for _, v := range f.Params {
+				p.names.Take(v.Name)
+			}
+			if f.Body != nil {
+				Inspect(f.Body, func(e Expr) bool {
+					switch e := e.(type) {
+					case *Var:
+						p.names.Take(e.Name)
+					case *Let:
+						for _, v := range e.Vars {
+							p.names.Take(v.Name)
+						}
+					case *Lam:
+						p.names.Take(e.Param.Name)
+					}
+					return true
+				})
+			}
+		}
+	}
+	return p.names
 }
 
 // A Gdef records a request for a derived function.

@@ -7,9 +7,7 @@ import (
 	"fmt"
 
 	"github.com/ksc-lang/ksc/ir"
-	"github.com/ksc-lang/ksc/syntax"
-	"github.com/ksc-lang/ksc/typecheck"
-	"github.com/ksc-lang/ksc/types"
+	"github.com/ksc-lang/ksc/lower"
 )
 
 // A Pass transforms a program in place.
@@ -21,6 +19,7 @@ type Pass struct {
 
 // Passes are the passes run before code generation, in order.
 var Passes = []Pass{
+	{Name: "eliminate-lm", Doc: "apply linear maps: forward and reverse mode without linear maps", Run: eliminateLM},
 	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude},
 }
 
@@ -50,70 +49,19 @@ func Run(prog *ir.Program, opts Options) error {
 	return nil
 }
 
-// inlinePrelude replaces each call of a prelude function that has a ks
-// definition by that definition, its parameters bound to the arguments.
-// Every node of the inlined body gets the position of the call, so a
-// runtime error inside it names the user's line.
+// inlinePrelude inlines the prelude functions defined in ks (see
+// lower.InlinePrelude).
 func inlinePrelude(prog *ir.Program) error {
-	defs := map[*ir.Prim]*ir.Func{}
+	var pl lower.Prelude
 	var err error
-	rewrite := func(e ir.Expr) ir.Expr {
-		c, ok := e.(*ir.Call)
-		if !ok || c.Prim == nil || c.Prim.Def == "" {
-			return e
+	forEachBody(prog, func(f *ir.Func) {
+		body, ierr := pl.InlinePrelude(f.Body)
+		if ierr != nil && err == nil {
+			err = ierr
 		}
-		def := defs[c.Prim]
-		if def == nil {
-			d, derr := typecheck.PreludeDef(c.Prim)
-			if derr != nil {
-				err = derr
-				return e
-			}
-			def, defs[c.Prim] = d, d
-		}
-		body := ir.Copy(def.Body, c.P)
-		if c.Prim.Fail != "" {
-			ir.Inspect(body, func(x ir.Expr) bool {
-				if a, ok := x.(*ir.Assert); ok {
-					a.Msg = c.Prim.Fail
-				}
-				return true
-			})
-		}
-		return bindArgs(def, c.Args, body, c.P)
-	}
-	forEachBody(prog, func(f *ir.Func) { f.Body = ir.Map(f.Body, rewrite) })
+		f.Body = body
+	})
 	return err
-}
-
-// bindArgs returns body with the parameters of f bound to args. All
-// arguments are evaluated before any parameter is bound, so no argument
-// can see a parameter.
-func bindArgs(f *ir.Func, args []ir.Expr, body ir.Expr, pos syntax.Pos) ir.Expr {
-	vars := make([]*ir.Var, len(f.Params))
-	for i, v := range f.Params {
-		vars[i] = &ir.Var{P: pos, T: v.T, Name: v.Name}
-	}
-	if f.OneParam {
-		var rhs ir.Expr
-		if len(args) == 1 {
-			rhs = args[0]
-		} else {
-			rhs = &ir.Tuple{P: pos, T: ir.ArgType(args), Elems: args}
-		}
-		return &ir.Let{P: pos, Vars: vars, Rhs: rhs, Body: body}
-	}
-	var rhs ir.Expr
-	if len(args) == 1 {
-		rhs = args[0] // a tuple-valued expression
-	} else {
-		ts := make([]*types.Type, len(args))
-		for i, a := range args {
-			ts[i] = a.Type()
-		}
-		rhs = &ir.Tuple{P: pos, T: types.TupleOf(ts...), Elems: args}
-	}
-	return &ir.Let{P: pos, Vars: vars, Pattern: true, Rhs: rhs, Body: body}
 }
 
 // forEachBody calls do for every function with a body, annotating a panic

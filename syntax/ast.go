@@ -243,6 +243,7 @@ var Derivations = map[string]bool{
 	"sufrev":     true,
 	"CL":         true,
 	"shape":      true,
+	"revacc":     false, // internal: reverse mode into an accumulator
 }
 
 // reserved are the words that are never identifiers (language.md section 1).

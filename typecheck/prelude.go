@@ -27,3 +27,24 @@ func PreludeDef(p *ir.Prim) (*ir.Func, error) {
 	}
 	return prog.Funcs[0], nil
 }
+
+// CheckExpr type-checks a ks expression over the given variables, with
+// only the primitives in scope. The derivative rules of the primitive
+// table and the laws of the optimiser are written in ks and read this way.
+func CheckExpr(name, src string, vars []*ir.Var) (ir.Expr, error) {
+	e, err := syntax.ParseExpr(name, []byte(src))
+	if err != nil {
+		return nil, err
+	}
+	c := newChecker()
+	var sc *scope
+	for _, v := range vars {
+		sc = sc.push(v)
+	}
+	x := c.expr(e, sc)
+	c.errs.Sort()
+	if err := c.errs.Err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}

@@ -145,6 +145,22 @@ static inline KS_UNUSED double ks_lgamma(double x) {
   return lgamma_r(x, &sign);
 }
 
+/* ks_digamma is the derivative of lgamma: the recurrence
+ * psi(x) = psi(x + 1) - 1/x up to x >= 6, then the asymptotic series;
+ * reflection for negative x. The Go runtime uses the same steps. */
+static KS_UNUSED double ks_digamma(double x) {
+  if (x <= 0 && floor(x) == x) return NAN;
+  if (x < 0) return ks_digamma(1 - x) - KS_PI / tan(KS_PI * x);
+  double r = 0;
+  while (x < 6) {
+    r -= 1 / x;
+    x += 1;
+  }
+  double f = 1 / (x * x);
+  double t = f * (-1 / 12.0 + f * (1 / 120.0 + f * (-1 / 252.0 + f * (1 / 240.0 + f * (-1 / 132.0)))));
+  return r + log(x) - 0.5 / x + t;
+}
+
 static KS_UNUSED double ks_ranhashdoub(int64_t in) {
   uint64_t v = (uint64_t)(int64_t)(int32_t)(uint32_t)(uint64_t)in;
   v = v * 3935559000370003845ULL + 2691343689449507681ULL;

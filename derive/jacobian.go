@@ -1,0 +1,363 @@
+package derive
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/typecheck"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// jac is the Jacobian transform of seed 002 (Figure 6, in the let form of
+// Figure 8): it turns a function body in A-normal form into a
+// let-program computing the body's linear map from the function's
+// argument. Each primal let x = rhs is kept, followed by the linear let
+// dx = (the map from the argument's tangent to x's tangent). Variables of
+// types with unit tangents (Integer, Bool, String) get no map.
+type jac struct {
+	d    *deriver
+	ns   *ir.Names
+	root ir.Expr            // the argument (an atom): shapes zero maps
+	env  map[string]*ir.Var // primal variable -> its linear-map variable
+}
+
+// failure is an error found while differentiating, with its position.
+type failure struct {
+	pos ir.Pos
+	msg string
+}
+
+func (j *jac) fail(pos ir.Pos, format string, args ...any) {
+	panic(&failure{pos: pos, msg: fmt.Sprintf(format, args...)})
+}
+
+// lmType returns the type of a map from the argument to values of type t.
+func (j *jac) lmType(t *types.Type) *types.Type { return types.LMOf(j.root.Type(), t) }
+
+// differentiable reports whether values of type t have a non-unit tangent.
+func differentiable(t *types.Type) bool {
+	dt, ok := types.Tangent(t)
+	return ok && dt.Contains(types.Float)
+}
+
+// zero returns the zero map from the argument to values like example.
+func (j *jac) zero(p ir.Pos, example ir.Expr) ir.Expr {
+	return ir.MkPrim(p, "lmZero", j.root, example)
+}
+
+// lmOf returns the linear map of an atom, or nil if it is zero.
+func (j *jac) lmOf(a ir.Expr) ir.Expr {
+	if v, ok := a.(*ir.Var); ok {
+		if dv := j.env[v.Name]; dv != nil {
+			return ir.Ref(v.P, dv)
+		}
+	}
+	return nil
+}
+
+// orZero returns m, or the zero map to values like example if m is nil.
+func (j *jac) orZero(m ir.Expr, p ir.Pos, example ir.Expr) ir.Expr {
+	if m != nil {
+		return m
+	}
+	return j.zero(p, example)
+}
+
+// block differentiates an expression in A-normal form into a let-program
+// of type (LM S T), or returns nil if its map is zero.
+func (j *jac) block(e ir.Expr) ir.Expr {
+	switch e := e.(type) {
+	case *ir.Let:
+		m := j.rhs(e.Rhs, e.Vars)
+		saved := map[string]*ir.Var{}
+		for _, v := range e.Vars {
+			saved[v.Name] = j.env[v.Name]
+			delete(j.env, v.Name)
+		}
+		var lets []*ir.Let
+		if m != nil {
+			if e.Pattern {
+				// let (a b ...) = rhs: the map of the tuple, then each
+				// field's map through the projection to it.
+				dt := j.ns.FreshVar(e.P, "dt", m.Type())
+				lets = append(lets, &ir.Let{P: e.P, Vars: []*ir.Var{dt}, Rhs: m})
+				for k, v := range e.Vars {
+					if !differentiable(v.T) {
+						continue
+					}
+					dv := j.ns.FreshVar(v.P, "d"+v.Name, j.lmType(v.T))
+					proj := j.projection(e.P, e.Vars, k)
+					lets = append(lets, &ir.Let{P: e.P, Vars: []*ir.Var{dv},
+						Rhs: ir.MkPrim(e.P, "lmCompose", proj, ir.Ref(e.P, dt)), Of: v})
+					j.env[v.Name] = dv
+				}
+			} else if differentiable(e.Vars[0].T) {
+				v := e.Vars[0]
+				dv := j.ns.FreshVar(v.P, "d"+v.Name, j.lmType(v.T))
+				lets = append(lets, &ir.Let{P: e.P, Vars: []*ir.Var{dv}, Rhs: m, Of: v})
+				j.env[v.Name] = dv
+			}
+		}
+		body := j.block(e.Body)
+		for k, v := range saved {
+			j.env[k] = v
+		}
+		if body == nil {
+			return nil
+		}
+		for i := len(lets) - 1; i >= 0; i-- {
+			l := lets[i]
+			body = &ir.Let{P: l.P, Vars: l.Vars, Rhs: l.Rhs, Body: body, Of: l.Of}
+		}
+		return &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: e.Rhs, Body: body}
+	case *ir.Assert:
+		body := j.block(e.Body)
+		if body == nil {
+			return nil
+		}
+		return &ir.Assert{P: e.P, Cond: e.Cond, Body: body, Msg: e.Msg}
+	case *ir.Var, *ir.Const:
+		return j.lmOf(e)
+	}
+	// A right-hand side in tail position: bind it, so that its map can
+	// refer to its value.
+	v := j.ns.FreshVar(e.Pos(), "r", e.Type())
+	return j.block(ir.MkLet(e.Pos(), v, e, ir.Ref(e.Pos(), v)))
+}
+
+// projection returns the map from a tuple to its field k, as lmHCat of
+// zeros and one identity; the pattern's variables shape it.
+func (j *jac) projection(p ir.Pos, vars []*ir.Var, k int) ir.Expr {
+	parts := make([]ir.Expr, len(vars))
+	for i, v := range vars {
+		if i == k {
+			parts[i] = ir.MkPrim(p, "lmOne", ir.Ref(p, v))
+		} else {
+			parts[i] = ir.MkPrim(p, "lmZero", ir.Ref(p, v), ir.Ref(p, vars[k]))
+		}
+	}
+	return ir.MkPrim(p, "lmHCat", parts...)
+}
+
+// rhs returns the linear map of a right-hand side bound to vars, or nil if
+// it is zero.
+func (j *jac) rhs(e ir.Expr, vars []*ir.Var) ir.Expr {
+	if !differentiable(e.Type()) {
+		return nil
+	}
+	p := e.Pos()
+	switch e := e.(type) {
+	case *ir.Var:
+		return j.lmOf(e)
+	case *ir.Const, *ir.Dummy:
+		return nil
+	case *ir.Tuple:
+		parts := make([]ir.Expr, len(e.Elems))
+		any := false
+		for i, a := range e.Elems {
+			parts[i] = j.lmOf(a)
+			any = any || parts[i] != nil
+		}
+		if !any {
+			return nil
+		}
+		for i, a := range e.Elems {
+			parts[i] = j.orZero(parts[i], p, a)
+		}
+		return ir.MkPrim(p, "lmVCat", parts...)
+	case *ir.Get:
+		m := j.lmOf(e.X)
+		if m == nil {
+			return nil
+		}
+		parts := make([]ir.Expr, e.N)
+		for i := range parts {
+			if i == e.I-1 {
+				parts[i] = ir.MkPrim(p, "lmOne", ir.MkGet(p, i+1, e.X))
+			} else {
+				parts[i] = ir.MkPrim(p, "lmZero", ir.MkGet(p, i+1, e.X), ir.MkGet(p, e.I, e.X))
+			}
+		}
+		return ir.MkPrim(p, "lmCompose", ir.MkPrim(p, "lmHCat", parts...), m)
+	case *ir.If:
+		then, els := j.block(e.Then), j.block(e.Else)
+		if then == nil && els == nil {
+			return nil
+		}
+		ex := ir.Ref(p, vars[0])
+		if len(vars) != 1 {
+			ex = nil
+		}
+		if ex == nil {
+			j.fail(p, "internal: an if bound to a pattern")
+		}
+		return ir.MkIf(p, e.Cond, j.orZero(then, p, ex), j.orZero(els, p, ex))
+	case *ir.Call:
+		if e.Fn != nil {
+			return j.call(e)
+		}
+		return j.prim(e, vars)
+	}
+	j.fail(p, "ksc cannot differentiate %s", ir.FormatExpr(e))
+	return nil
+}
+
+// call differentiates a call of a user function: [D g] of the argument,
+// composed with the argument's map.
+func (j *jac) call(e *ir.Call) ir.Expr {
+	p := e.P
+	var arg ir.Expr
+	if len(e.Args) == 1 {
+		arg = j.lmOf(e.Args[0])
+	} else {
+		parts := make([]ir.Expr, len(e.Args))
+		any := false
+		for i, a := range e.Args {
+			parts[i] = j.lmOf(a)
+			any = any || parts[i] != nil
+		}
+		if any {
+			for i, a := range e.Args {
+				parts[i] = j.orZero(parts[i], p, a)
+			}
+			arg = ir.MkPrim(p, "lmVCat", parts...)
+		}
+	}
+	if arg == nil {
+		return nil
+	}
+	dg, err := j.d.jacobianOf(e.Fn, p)
+	if err != nil {
+		j.fail(p, "%v", err)
+	}
+	return ir.MkPrim(p, "lmCompose", ir.CallFunc(p, dg, e.Args...), arg)
+}
+
+// prim differentiates a call of a primitive: the derivative rules of the
+// primitive table for the others, rules of their own for loops.
+func (j *jac) prim(e *ir.Call, vars []*ir.Var) ir.Expr {
+	p := e.P
+	pr := e.Prim
+	switch pr.Name {
+	case "build", "sumbuild":
+		lam := e.Args[1].(*ir.Lam)
+		body := j.block(lam.Body)
+		if body == nil {
+			return nil
+		}
+		op := "lmBuild"
+		if pr.Name == "sumbuild" {
+			op = "lmSumBuild"
+		}
+		return ir.MkPrim(p, op, e.Args[0], ir.MkLam(lam.P, lam.Param, body))
+	case "fold":
+		j.fail(p, "ksc cannot differentiate fold yet")
+	}
+	if len(pr.Lams) > 0 {
+		j.fail(p, "ksc cannot differentiate %s", pr.Name)
+	}
+	parts, partLM := j.parts(e)
+	var sum ir.Expr
+	for k := range parts {
+		m := partLM(k)
+		if m == nil {
+			continue
+		}
+		if pr.D == nil {
+			j.fail(p, "ksc has no derivative for %s", pr)
+		}
+		if k >= len(pr.D) || pr.D[k] == "" {
+			continue
+		}
+		d := j.rule(pr, k, parts, vars, p)
+		term := ir.MkPrim(p, "lmCompose", d, m)
+		if sum == nil {
+			sum = term
+		} else {
+			sum = ir.MkPrim(p, "lmAdd", sum, term)
+		}
+	}
+	return sum
+}
+
+// parts returns the argument parts of a primitive call (the fields of a
+// single tuple argument when the primitive takes several), and a function
+// giving the linear map of part k.
+func (j *jac) parts(e *ir.Call) ([]ir.Expr, func(int) ir.Expr) {
+	p := e.P
+	if len(e.Args) == 1 && e.Prim.Arity != 1 && e.Args[0].Type().Kind == types.Tuple {
+		t := e.Args[0]
+		n := len(t.Type().Elems)
+		parts := make([]ir.Expr, n)
+		for k := range parts {
+			parts[k] = ir.MkGet(p, k+1, t)
+		}
+		return parts, func(k int) ir.Expr {
+			m := j.lmOf(t)
+			if m == nil || !differentiable(parts[k].Type()) {
+				return nil
+			}
+			proj := make([]ir.Expr, n)
+			for i := range proj {
+				if i == k {
+					proj[i] = ir.MkPrim(p, "lmOne", parts[i])
+				} else {
+					proj[i] = ir.MkPrim(p, "lmZero", parts[i], parts[k])
+				}
+			}
+			return ir.MkPrim(p, "lmCompose", ir.MkPrim(p, "lmHCat", proj...), m)
+		}
+	}
+	return e.Args, func(k int) ir.Expr {
+		if !differentiable(e.Args[k].Type()) {
+			return nil
+		}
+		return j.lmOf(e.Args[k])
+	}
+}
+
+// rule instantiates the derivative rule of part k of a primitive: the ks
+// expression in the table, over x0, x1, ... (the parts) and r (the result).
+func (j *jac) rule(pr *ir.Prim, k int, parts []ir.Expr, vars []*ir.Var, p ir.Pos) ir.Expr {
+	params := make([]*ir.Var, 0, len(parts)+1)
+	subst := map[string]ir.Expr{}
+	for i, a := range parts {
+		name := fmt.Sprintf("x%d", i)
+		params = append(params, &ir.Var{T: a.Type(), Name: name})
+		subst[name] = a
+	}
+	if len(vars) == 1 {
+		params = append(params, &ir.Var{T: vars[0].T, Name: "r"})
+		subst["r"] = ir.Ref(p, vars[0])
+	}
+	src := pr.D[k]
+	tmpl, err := j.d.template(pr, k, params)
+	if err != nil {
+		j.fail(p, "internal: the derivative rule %q of %s does not check: %v", src, pr, err)
+	}
+	return ir.Subst(ir.Copy(tmpl, p), subst)
+}
+
+// templateKey identifies a derivative rule instantiated at some types.
+func templateKey(pr *ir.Prim, k int, params []*ir.Var) string {
+	key := fmt.Sprintf("%p/%d", pr, k)
+	for _, v := range params {
+		key += "/" + v.T.String()
+	}
+	return key
+}
+
+// template type-checks a derivative rule at the given parameter types,
+// caching the result.
+func (d *deriver) template(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error) {
+	key := templateKey(pr, k, params)
+	if t, ok := d.templates[key]; ok {
+		return t, nil
+	}
+	t, err := typecheck.CheckExpr(fmt.Sprintf("<derivative of %s>", pr.Name), pr.D[k], params)
+	if err != nil {
+		return nil, err
+	}
+	d.templates[key] = t
+	return t, nil
+}

@@ -1,0 +1,283 @@
+package linmap
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// sem evaluates linear maps that mention no linear-map variable.
+type sem struct {
+	ns  *ir.Names
+	res Resolver
+}
+
+// ap returns m applied to the tangent t, an atom (Figure 4).
+func (s *sem) ap(m, t ir.Expr) ir.Expr {
+	p := m.Pos()
+	switch m := m.(type) {
+	case *ir.Let:
+		return &ir.Let{P: m.P, Vars: m.Vars, Pattern: m.Pattern, Rhs: m.Rhs, Body: s.ap(m.Body, t)}
+	case *ir.If:
+		then, els := s.ap(m.Then, t), s.ap(m.Else, t)
+		return ir.MkIf(m.P, m.Cond, then, els)
+	case *ir.Assert:
+		return &ir.Assert{P: m.P, Cond: m.Cond, Body: s.ap(m.Body, t), Msg: m.Msg}
+	case *ir.Var:
+		fail(p, "internal: the linear-map variable %s cannot be applied here", m.Name)
+	case *ir.Call:
+		if c, g, ok := isDCall(m); ok {
+			fwd, err := s.res.Fwd(g)
+			if err != nil {
+				panic(&Error{Pos: p, Msg: err.Error()})
+			}
+			return ir.CallFunc(c.P, fwd, callArg(c), t)
+		}
+		if m.Prim == nil || !m.Prim.LM {
+			fail(p, "internal: %s is not a linear map", ir.FormatExpr(m))
+		}
+		b := &binder{ns: s.ns}
+		a := m.Args
+		switch m.Prim.Name {
+		case "lmZero":
+			return ir.MkPrim(p, "ts_zero", a[1])
+		case "lmOne":
+			return t
+		case "lmScale":
+			return ir.MkPrim(p, "ts_scale", a[1], t)
+		case "lmCompose":
+			inner := b.atom(s.ap(a[1], t))
+			return b.wrap(s.ap(a[0], inner))
+		case "lmAdd":
+			return ir.MkPrim(p, "ts_add", s.ap(a[0], t), s.ap(a[1], t))
+		case "lmVCat":
+			elems := make([]ir.Expr, len(a))
+			for i, l := range a {
+				elems[i] = s.ap(l, t)
+			}
+			return ir.MkTuple(p, elems...)
+		case "lmHCat":
+			var sum ir.Expr
+			for i, l := range a {
+				x := s.ap(l, b.atom(ir.MkGet(p, i+1, t)))
+				if sum == nil {
+					sum = x
+				} else {
+					sum = ir.MkPrim(p, "ts_add", sum, x)
+				}
+			}
+			return b.wrap(sum)
+		case "lmBuild":
+			lam := a[1].(*ir.Lam)
+			return ir.MkPrim(p, "build", a[0], ir.MkLam(lam.P, lam.Param, s.ap(lam.Body, t)))
+		case "lmBuildT":
+			lam := a[1].(*ir.Lam)
+			ti := s.ns.FreshVar(p, "ti", t.Type().Elem)
+			body := ir.MkLet(p, ti, ir.MkPrim(p, "index", ir.Ref(p, lam.Param), t), s.ap(lam.Body, ir.Ref(p, ti)))
+			return ir.MkPrim(p, "sumbuild", a[0], ir.MkLam(lam.P, lam.Param, body))
+		case "lmSumBuild":
+			lam := a[1].(*ir.Lam)
+			return ir.MkPrim(p, "sumbuild", a[0], ir.MkLam(lam.P, lam.Param, s.ap(lam.Body, t)))
+		case "lmIndex":
+			return ir.MkPrim(p, "index", a[0], t)
+		case "lmSum":
+			return ir.MkPrim(p, "sum", t)
+		case "lmRow":
+			return ir.MkPrim(p, "ts_dot", a[0], t)
+		case "lmCol":
+			return ir.MkPrim(p, "ts_scale", t, a[0])
+		case "lmTranspose":
+			return s.apR(t, a[0])
+		}
+		fail(p, "%s cannot be applied to a tangent", m.Prim.Name)
+	}
+	fail(p, "internal: %s is not a linear map", ir.FormatExpr(m))
+	return nil
+}
+
+// callArg returns the argument of a call as one expression.
+func callArg(c *ir.Call) ir.Expr {
+	if len(c.Args) == 1 {
+		return c.Args[0]
+	}
+	return ir.MkTuple(c.P, c.Args...)
+}
+
+// apR returns the cotangent r, an atom, reverse-applied to m: a fresh
+// value (Figure 5).
+func (s *sem) apR(r, m ir.Expr) ir.Expr {
+	ex := s.example(m)
+	b := &binder{ns: s.ns}
+	acc := b.atom(ir.MkPrim(m.Pos(), "ts_zero", ex))
+	return b.wrap(s.accR(m, r, acc))
+}
+
+// example returns an expression whose value has the type of m's source,
+// to shape zero cotangents.
+func (s *sem) example(m ir.Expr) ir.Expr {
+	p := m.Pos()
+	switch m := m.(type) {
+	case *ir.Let:
+		return &ir.Let{P: m.P, Vars: m.Vars, Pattern: m.Pattern, Rhs: m.Rhs, Body: s.example(m.Body)}
+	case *ir.If:
+		return ir.MkIf(m.P, m.Cond, s.example(m.Then), s.example(m.Else))
+	case *ir.Assert:
+		return s.example(m.Body)
+	case *ir.Call:
+		if c, _, ok := isDCall(m); ok {
+			return callArg(c)
+		}
+		if m.Prim == nil || !m.Prim.LM {
+			break
+		}
+		a := m.Args
+		switch m.Prim.Name {
+		case "lmZero", "lmOne", "lmScale":
+			return a[0]
+		case "lmCompose":
+			return s.example(a[1])
+		case "lmAdd", "lmVCat":
+			return s.example(a[0])
+		case "lmHCat":
+			elems := make([]ir.Expr, len(a))
+			for i, l := range a {
+				elems[i] = s.example(l)
+			}
+			return ir.MkTuple(p, elems...)
+		case "lmBuildT":
+			lam := a[1].(*ir.Lam)
+			return ir.MkPrim(p, "build", a[0], ir.MkLam(lam.P, lam.Param, s.example(lam.Body)))
+		case "lmIndex":
+			return a[1]
+		case "lmSum", "lmRow":
+			return a[0]
+		case "lmCol":
+			return ir.Float(p, 0)
+		}
+	}
+	fail(p, "ksc cannot find the shape of the cotangent of %s", ir.FormatExpr(m))
+	return nil
+}
+
+// accR returns acc + (r reverse-applied to m): the accumulator acc, an
+// atom that is not used again, updated in place (Figure 5, accumulating).
+func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
+	p := m.Pos()
+	switch m := m.(type) {
+	case *ir.Let:
+		return &ir.Let{P: m.P, Vars: m.Vars, Pattern: m.Pattern, Rhs: m.Rhs, Body: s.accR(m.Body, r, acc)}
+	case *ir.If:
+		return ir.MkIf(m.P, m.Cond, s.accR(m.Then, r, acc), s.accR(m.Else, r, acc))
+	case *ir.Assert:
+		return &ir.Assert{P: m.P, Cond: m.Cond, Body: s.accR(m.Body, r, acc), Msg: m.Msg}
+	case *ir.Var:
+		fail(p, "internal: the linear-map variable %s cannot be reverse-applied here", m.Name)
+	case *ir.Call:
+		if c, g, ok := isDCall(m); ok {
+			rev, accumulating, err := s.res.RevAcc(g)
+			if err != nil {
+				panic(&Error{Pos: p, Msg: err.Error()})
+			}
+			if accumulating {
+				return ir.CallFunc(c.P, rev, callArg(c), r, acc)
+			}
+			return ir.MkPrim(p, "$addTo", acc, ir.CallFunc(c.P, rev, callArg(c), r))
+		}
+		if m.Prim == nil || !m.Prim.LM {
+			fail(p, "internal: %s is not a linear map", ir.FormatExpr(m))
+		}
+		b := &binder{ns: s.ns}
+		a := m.Args
+		switch m.Prim.Name {
+		case "lmZero":
+			return acc
+		case "lmOne":
+			return ir.MkPrim(p, "$addTo", acc, r)
+		case "lmScale":
+			return ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "ts_scale", a[1], r))
+		case "lmCompose":
+			mid := b.atom(s.apR(r, a[0]))
+			return b.wrap(s.accR(a[1], mid, acc))
+		case "lmAdd":
+			acc1 := b.atom(s.accR(a[0], r, acc))
+			return b.wrap(s.accR(a[1], r, acc1))
+		case "lmVCat":
+			for i, l := range a {
+				ri := b.atom(ir.MkGet(p, i+1, r))
+				acc = b.atom(s.accR(l, ri, acc))
+			}
+			return b.wrap(acc)
+		case "lmHCat":
+			parts := make([]*ir.Var, len(a))
+			for i := range a {
+				parts[i] = s.ns.FreshVar(p, "acc", acc.Type().Elems[i])
+			}
+			elems := make([]ir.Expr, len(a))
+			for i, l := range a {
+				elems[i] = s.accR(l, r, ir.Ref(p, parts[i]))
+			}
+			return &ir.Let{P: p, Vars: parts, Pattern: true, Rhs: acc, Body: ir.MkTuple(p, elems...)}
+		case "lmBuild", "lmSumBuild":
+			lam := a[1].(*ir.Lam)
+			return s.loop(p, a[0], lam, acc, func(i ir.Expr, st ir.Expr) ir.Expr {
+				ri := r
+				if m.Prim.Name == "lmBuild" {
+					ri = ir.MkPrim(p, "index", i, r)
+				}
+				bb := &binder{ns: s.ns}
+				return bb.wrap(s.accR(lam.Body, bb.atom(ri), st))
+			})
+		case "lmBuildT":
+			lam := a[1].(*ir.Lam)
+			return s.loop(p, a[0], lam, acc, func(i ir.Expr, st ir.Expr) ir.Expr {
+				return ir.MkPrim(p, "$addAt", st, i, s.apR(r, lam.Body))
+			})
+		case "lmIndex":
+			return ir.MkPrim(p, "$addAt", acc, a[0], r)
+		case "lmSum":
+			return ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "constVec", ir.MkPrim(p, "size", a[0]), r))
+		case "lmRow":
+			return ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "ts_scale", r, a[0]))
+		case "lmCol":
+			return ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "ts_dot", a[0], r))
+		case "lmTranspose":
+			return ir.MkPrim(p, "$addTo", acc, s.ap(a[0], r))
+		}
+		fail(p, "%s cannot be reverse-applied", m.Prim.Name)
+	}
+	fail(p, "internal: %s is not a linear map", ir.FormatExpr(m))
+	return nil
+}
+
+// loop builds ($ifold n acc (lam (st_i) body)) over the index space of
+// size n (an Integer, or a tuple for rank N, looped over in row-major
+// order), calling body with the index (bound to lam's parameter) and the
+// state.
+func (s *sem) loop(p ir.Pos, n ir.Expr, lam *ir.Lam, acc ir.Expr, body func(i, st ir.Expr) ir.Expr) ir.Expr {
+	st := s.ns.FreshVar(p, "st", acc.Type())
+	if n.Type().Kind == types.Integer {
+		si := s.ns.FreshVar(p, "st_i", types.TupleOf(acc.Type(), types.IntegerType))
+		inner := &ir.Let{P: p, Vars: []*ir.Var{st, lam.Param}, Pattern: true, Rhs: ir.Ref(p, si),
+			Body: body(ir.Ref(p, lam.Param), ir.Ref(p, st))}
+		return ir.MkPrim(p, "$ifold", n, acc, ir.MkLam(p, si, inner))
+	}
+	// Rank N: nested loops, the innermost binding the index tuple.
+	b := &binder{ns: s.ns}
+	nv := b.atom(n)
+	var nest func(d int, comps []*ir.Var, acc ir.Expr) ir.Expr
+	nest = func(d int, comps []*ir.Var, acc ir.Expr) ir.Expr {
+		if d == len(n.Type().Elems) {
+			idx := make([]ir.Expr, len(comps))
+			for k, c := range comps {
+				idx[k] = ir.Ref(p, c)
+			}
+			return ir.MkLet(p, lam.Param, ir.MkTuple(p, idx...), body(ir.Ref(p, lam.Param), acc))
+		}
+		st := s.ns.FreshVar(p, "st", acc.Type())
+		i := s.ns.FreshVar(p, "i", types.IntegerType)
+		si := s.ns.FreshVar(p, "st_i", types.TupleOf(acc.Type(), types.IntegerType))
+		inner := &ir.Let{P: p, Vars: []*ir.Var{st, i}, Pattern: true, Rhs: ir.Ref(p, si),
+			Body: nest(d+1, append(comps, i), ir.Ref(p, st))}
+		return ir.MkPrim(p, "$ifold", ir.MkGet(p, d+1, nv), acc, ir.MkLam(p, si, inner))
+	}
+	return b.wrap(nest(0, nil, acc))
+}
