@@ -114,11 +114,11 @@ func MapPre(e Expr, f func(Expr) Expr) Expr {
 	if r := f(e); r != nil {
 		return r
 	}
-	return mapChildren(e, func(x Expr) Expr { return MapPre(x, f) })
+	return MapChildren(e, func(x Expr) Expr { return MapPre(x, f) })
 }
 
-// mapChildren rebuilds e with g applied to each child.
-func mapChildren(e Expr, g func(Expr) Expr) Expr {
+// MapChildren rebuilds e with g applied to each child.
+func MapChildren(e Expr, g func(Expr) Expr) Expr {
 	list := func(es []Expr) []Expr {
 		out := make([]Expr, len(es))
 		for i, x := range es {

@@ -195,8 +195,26 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 		case "lmScale":
 			return ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "ts_scale", a[1], r))
 		case "lmCompose":
-			mid := b.atom(s.apR(r, a[0]))
-			return b.wrap(s.accR(a[1], mid, acc))
+			l1, l2 := a[0], a[1]
+			if _, ok := isLMCall(l2, "lmOne"); ok { // m ∘ 1 = m
+				return s.accR(l1, r, acc)
+			}
+			if isZero(l1) || isZero(l2) {
+				return acc
+			}
+			if k, ok := projection(l2); ok {
+				// l1 ∘ (the projection to field k): add into field k only.
+				parts := make([]*ir.Var, len(acc.Type().Elems))
+				elems := make([]ir.Expr, len(parts))
+				for i := range parts {
+					parts[i] = s.ns.FreshVar(p, "acc", acc.Type().Elems[i])
+					elems[i] = ir.Ref(p, parts[i])
+				}
+				elems[k] = s.accR(l1, r, elems[k])
+				return &ir.Let{P: p, Vars: parts, Pattern: true, Rhs: acc, Body: ir.MkTuple(p, elems...)}
+			}
+			mid := b.atom(s.apR(r, l1))
+			return b.wrap(s.accR(l2, mid, acc))
 		case "lmAdd":
 			acc1 := b.atom(s.accR(a[0], r, acc))
 			return b.wrap(s.accR(a[1], r, acc1))
@@ -280,4 +298,22 @@ func (s *sem) loop(p ir.Pos, n ir.Expr, lam *ir.Lam, acc ir.Expr, body func(i, s
 		return ir.MkPrim(p, "$ifold", ir.MkGet(p, d+1, nv), acc, ir.MkLam(p, si, inner))
 	}
 	return b.wrap(nest(0, nil, acc))
+}
+
+// projection reports whether m is the projection of a tuple to one field,
+// (lmHCat 0 ... 1 ... 0), and which.
+func projection(m ir.Expr) (int, bool) {
+	c, ok := isLMCall(m, "lmHCat")
+	if !ok {
+		return 0, false
+	}
+	k := -1
+	for i, x := range c.Args {
+		if _, one := isLMCall(x, "lmOne"); one && k < 0 {
+			k = i
+		} else if !isZero(x) {
+			return 0, false
+		}
+	}
+	return k, k >= 0
 }

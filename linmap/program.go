@@ -192,6 +192,12 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 				fail(e.P, "ksc cannot reverse-apply a pattern binding linear maps")
 			}
 			v := e.Vars[0]
+			if isRootMap(e.Rhs) {
+				// The identity or a projection of the source: its
+				// contributions go straight into the source's accumulator.
+				m = ir.Subst(e.Body, map[string]ir.Expr{v.Name: e.Rhs})
+				continue
+			}
 			rv.slots[v.Name] = &slot{of: e.Of, typ: tangent(v.T.To)}
 			lets = append(lets, lmLet{v: v, rhs: e.Rhs})
 			m = e.Body
@@ -211,6 +217,21 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 		}
 		delete(rv.slots, l.v.Name)
 	}
+}
+
+// isRootMap reports whether m is the identity, a zero or a projection:
+// maps of the source that the Jacobian binds for each parameter.
+func isRootMap(m ir.Expr) bool {
+	if HasLMVar(m) {
+		return false
+	}
+	if _, ok := isLMCall(m, "lmOne"); ok {
+		return true
+	}
+	if _, ok := projection(m); ok {
+		return true
+	}
+	return isZero(m)
 }
 
 // initSlot gives an untouched slot its zero, shaped by example (or, if

@@ -19,7 +19,8 @@ import (
 // [revacc g]. Functions whose types hold linear maps ([D f]) are then
 // dropped. A linear map that is left is an error naming the function and
 // the operation.
-func eliminateLM(prog *ir.Program) error {
+func eliminateLM(ctx *Context) error {
+	prog := ctx.Prog
 	ns := prog.Names()
 	res := &resolver{prog: prog}
 	var errs syntax.ErrorList

@@ -14,30 +14,55 @@ import (
 type Pass struct {
 	Name string
 	Doc  string
-	Run  func(*ir.Program) error
+	Run  func(*Context) error
+}
+
+// A Context is what a pass works on: the program and the options.
+type Context struct {
+	Prog *ir.Program
+	Opts Options
+}
+
+// warnf reports a warning if the options ask for them.
+func (c *Context) warnf(pos ir.Pos, format string, args ...any) {
+	if c.Opts.Warn != nil {
+		c.Opts.Warn(pos, fmt.Sprintf(format, args...))
+	}
 }
 
 // Passes are the passes run before code generation, in order.
 var Passes = []Pass{
+	{Name: "lm-laws", Doc: "simplify the Jacobians [D f] with the laws of linear maps", Run: lmLaws},
 	{Name: "eliminate-lm", Doc: "apply linear maps: forward and reverse mode without linear maps", Run: eliminateLM},
 	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude},
+	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested},
+	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
+	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
+	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
 }
+
+// limit bounds the rewrites of one function by the laws; hitting it is
+// reported (a law that loops, or a program that rewrites a lot).
+const limit = 100000
 
 // Options control Run.
 type Options struct {
 	// Check runs the IR checker before the first pass and after every pass.
 	Check bool
+	// Warn, if set, receives warnings (a rewriting bound that was hit).
+	Warn func(pos ir.Pos, msg string)
 }
 
 // Run runs the passes over prog.
 func Run(prog *ir.Program, opts Options) error {
+	ctx := &Context{Prog: prog, Opts: opts}
 	if opts.Check {
 		if err := ir.Check(prog); err != nil {
 			return fmt.Errorf("before the passes: %w", err)
 		}
 	}
 	for _, p := range Passes {
-		if err := p.Run(prog); err != nil {
+		if err := p.Run(ctx); err != nil {
 			return err
 		}
 		if opts.Check {
@@ -51,7 +76,8 @@ func Run(prog *ir.Program, opts Options) error {
 
 // inlinePrelude inlines the prelude functions defined in ks (see
 // lower.InlinePrelude).
-func inlinePrelude(prog *ir.Program) error {
+func inlinePrelude(ctx *Context) error {
+	prog := ctx.Prog
 	var pl lower.Prelude
 	var err error
 	forEachBody(prog, func(f *ir.Func) {

@@ -1,0 +1,77 @@
+package optimise
+
+// A Law is a rewrite rule of the optimiser, written in ks: every
+// identifier of LHS that is not in call position is a pattern variable
+// matching any expression (the same variable twice must match equal
+// expressions), a lambda's or let's binder matches any binder and RHS
+// reuses it, and When lists side conditions from a closed set:
+//
+//	notfree v e   the binder v does not occur free in e
+//	float x       x has type Float
+//	unit x        x's tangent type has no Float (an Integer, Bool, ...)
+//	pure x        evaluating x prints nothing
+//
+// Laws apply bottom-up to a fixpoint, with a bound that is reported when
+// it is hit.
+type Law struct {
+	Name     string
+	Eq       string // the law as an equation
+	LHS, RHS string
+	When     []string
+	// LM marks laws of linear maps, applied to Jacobians before they are
+	// applied; the others apply to all code after that.
+	LM bool
+}
+
+// Laws is the table of laws, one row per law.
+var Laws = []Law{
+	// Linear maps (seed 002, Figure 4).
+	{Name: "compose-one-right", Eq: "m ∘ 1 = m", LM: true,
+		LHS: "(lmCompose m (lmOne x))", RHS: "m"},
+	{Name: "compose-one-left", Eq: "1 ∘ m = m", LM: true,
+		LHS: "(lmCompose (lmOne x) m)", RHS: "m"},
+	{Name: "add-zero-right", Eq: "m ⊕ 0 = m", LM: true,
+		LHS: "(lmAdd m (lmZero s t))", RHS: "m"},
+	{Name: "add-zero-left", Eq: "0 ⊕ m = m", LM: true,
+		LHS: "(lmAdd (lmZero s t) m)", RHS: "m"},
+	{Name: "scale-compose", Eq: "S(a) ∘ S(b) = S(a * b)", LM: true,
+		LHS: "(lmCompose (lmScale x a) (lmScale y b))", RHS: "(lmScale y (mul a b))"},
+	{Name: "scale-add", Eq: "S(a) ⊕ S(b) = S(a + b)", LM: true,
+		LHS: "(lmAdd (lmScale x a) (lmScale y b))", RHS: "(lmScale x (add a b))"},
+	{Name: "factor-right", Eq: "(a ∘ m) ⊕ (b ∘ m) = (a ⊕ b) ∘ m", LM: true,
+		LHS: "(lmAdd (lmCompose a m) (lmCompose b m))", RHS: "(lmCompose (lmAdd a b) m)"},
+	{Name: "transpose-transpose", Eq: "(mᵀ)ᵀ = m", LM: true,
+		LHS: "(lmTranspose (lmTranspose m))", RHS: "m"},
+
+	// Fusion of tensors.
+	{Name: "index-build", Eq: "index k (build n (λi. e)) = e[i := k]",
+		LHS: "(index k (build n (lam (i : Integer) e)))", RHS: "(let (i k) e)"},
+	{Name: "size-build", Eq: "size (build n f) = n",
+		LHS: "(size (build n f))", RHS: "n", When: []string{"pure f"}},
+	{Name: "sum-build", Eq: "sum (build n f) = sumbuild n f",
+		LHS: "(sum (build n (lam (i : Integer) e)))", RHS: "(sumbuild n (lam (i : Integer) e))"},
+	{Name: "sumbuild-deltaVec", Eq: "sumbuild n (λi. deltaVec n i e) = build n (λi. e)",
+		LHS: "(sumbuild n (lam (i : Integer) (deltaVec n i e)))", RHS: "(build n (lam (i : Integer) e))",
+		When: []string{"notfree i n"}},
+
+	// Tangent operations on scalars.
+	{Name: "ts_add-float", Eq: "ts_add x y = x + y on Float",
+		LHS: "(ts_add x y)", RHS: "(add x y)", When: []string{"float x"}},
+	{Name: "ts_scale-float", Eq: "ts_scale k x = k * x on Float",
+		LHS: "(ts_scale k x)", RHS: "(mul k x)", When: []string{"float x"}},
+	{Name: "ts_neg-float", Eq: "ts_neg x = -x on Float",
+		LHS: "(ts_neg x)", RHS: "(neg x)", When: []string{"float x"}},
+	{Name: "ts_dot-float", Eq: "ts_dot a b = a * b on Float",
+		LHS: "(ts_dot a b)", RHS: "(mul a b)", When: []string{"float a"}},
+	{Name: "ts_zero-float", Eq: "ts_zero x = 0 on Float",
+		LHS: "(ts_zero x)", RHS: "0.0", When: []string{"float x", "pure x"}},
+	{Name: "addTo-float", Eq: "acc += x is acc + x on Float",
+		LHS: "($addTo a b)", RHS: "(add a b)", When: []string{"float a"}},
+
+	// Arithmetic identities that hold in IEEE arithmetic up to the sign
+	// of a zero.
+	{Name: "add-zero-left-float", Eq: "0 + x = x", LHS: "(add 0.0 x)", RHS: "x"},
+	{Name: "add-zero-right-float", Eq: "x + 0 = x", LHS: "(add x 0.0)", RHS: "x"},
+	{Name: "mul-one-left", Eq: "1 * x = x", LHS: "(mul 1.0 x)", RHS: "x"},
+	{Name: "mul-one-right", Eq: "x * 1 = x", LHS: "(mul x 1.0)", RHS: "x"},
+}

@@ -1,0 +1,129 @@
+package optimise
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+)
+
+// lmLaws simplifies the Jacobians with the laws of linear maps, before
+// they are applied.
+func lmLaws(ctx *Context) error {
+	laws, err := compileLaws(Laws)
+	if err != nil {
+		return err
+	}
+	var lm []*law
+	for _, l := range laws {
+		if l.LM {
+			lm = append(lm, l)
+		}
+	}
+	eff := effects(ctx.Prog)
+	forEachBody(ctx.Prog, func(f *ir.Func) {
+		if !isLMFunc(f) {
+			return
+		}
+		r := newRewriter(lm, nil, eff, limit)
+		f.Body = fixpoint(ctx, f, func(e ir.Expr) ir.Expr { return ir.Map(e, r.node) }, &r.steps)
+	})
+	return nil
+}
+
+// fixpoint applies step to f's body until it no longer changes, stopping
+// (with a warning) after the rewriting limit.
+func fixpoint(ctx *Context, f *ir.Func, step func(ir.Expr) ir.Expr, steps *int) ir.Expr {
+	body := f.Body
+	for round := 0; ; round++ {
+		before := *steps
+		body = step(body)
+		if *steps == before {
+			return body
+		}
+		if *steps >= limit || round > 1000 {
+			ctx.warnf(f.P, "the optimiser stopped rewriting %s after %d rewrites (a law or rule may loop)", f.FullName(), *steps)
+			return body
+		}
+	}
+}
+
+// simplifyPass applies the laws, the user's rules, constant folding and
+// the structural simplifications to a fixpoint.
+func simplifyPass(ctx *Context) error {
+	laws, err := compileLaws(Laws)
+	if err != nil {
+		return err
+	}
+	var value []*law
+	for _, l := range laws {
+		if !l.LM {
+			value = append(value, l)
+		}
+	}
+	eff := effects(ctx.Prog)
+	forEachBody(ctx.Prog, func(f *ir.Func) {
+		if isLMFunc(f) {
+			return
+		}
+		r := newRewriter(value, ctx.Prog.Rules, eff, limit)
+		s := &simplifier{eff: eff}
+		steps := 0
+		f.Body = fixpoint(ctx, f, func(e ir.Expr) ir.Expr {
+			before := r.steps + s.steps
+			e = ir.Map(e, func(x ir.Expr) ir.Expr {
+				x = r.node(x)
+				if y := foldIf(constFold(x)); y != x {
+					s.steps++
+					x = y
+				}
+				return s.node(x)
+			})
+			steps += r.steps + s.steps - before
+			return e
+		}, &steps)
+	})
+	return nil
+}
+
+// csePass shares equal let-bound values.
+func csePass(ctx *Context) error {
+	eff := effects(ctx.Prog)
+	forEachBody(ctx.Prog, func(f *ir.Func) { f.Body = cse(f.Body, eff) })
+	return nil
+}
+
+// inlineRequested inlines the calls wrapped in $inline (of functions that
+// do not call themselves) and removes the wrapper.
+func inlineRequested(ctx *Context) error {
+	var errs []error
+	forEachBody(ctx.Prog, func(f *ir.Func) {
+		f.Body = ir.Map(f.Body, func(e ir.Expr) ir.Expr {
+			c, ok := e.(*ir.Call)
+			if !ok || c.Prim == nil || c.Prim.Name != "$inline" {
+				return e
+			}
+			inner, ok := c.Args[0].(*ir.Call)
+			if !ok || inner.Fn == nil || inner.Fn.Body == nil || calls(inner.Fn, inner.Fn) {
+				return c.Args[0]
+			}
+			g := inner.Fn
+			body := ir.Copy(g.Body, ir.Pos{})
+			return lower.BindParams(g, inner.Args, body, c.P)
+		})
+	})
+	if len(errs) > 0 {
+		return fmt.Errorf("%v", errs)
+	}
+	return nil
+}
+
+// calls reports whether f's body calls g.
+func calls(f, g *ir.Func) bool {
+	for _, h := range ir.Funcs(f.Body) {
+		if h == g {
+			return true
+		}
+	}
+	return false
+}

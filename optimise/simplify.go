@@ -1,0 +1,162 @@
+package optimise
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// Effects says which functions print (directly or through calls): their
+// calls are kept even when their values are not used. Runtime errors are
+// not effects here: an unused computation that would fail is removed
+// with the rest of it, as in any lazy reading of the program.
+type Effects map[*ir.Func]bool
+
+// effects computes Effects for a program.
+func effects(prog *ir.Program) Effects {
+	eff := Effects{}
+	for changed := true; changed; {
+		changed = false
+		for _, f := range prog.Funcs {
+			if eff[f] {
+				continue
+			}
+			if f.Kind == ir.EdefFunc || f.Body != nil && hasEffect(f.Body, eff) {
+				eff[f] = true
+				changed = true
+			}
+		}
+	}
+	return eff
+}
+
+// hasEffect reports whether evaluating e prints, or calls an edef (whose
+// effects ksc cannot see).
+func hasEffect(e ir.Expr, eff Effects) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if c, ok := x.(*ir.Call); ok {
+			if c.Prim != nil && (c.Prim.Name == "print" || c.Prim.Name == "$trace") {
+				found = true
+			}
+			if c.Fn != nil && (eff[c.Fn] || c.Fn.Kind == ir.EdefFunc) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// simplifier applies the structural simplifications of the optimiser:
+// dead lets, copy propagation, selecting a field of a tuple expression,
+// splitting a let of a tuple pattern bound to a tuple, and floating lets
+// out of let right-hand sides.
+type simplifier struct {
+	eff   Effects
+	steps int
+}
+
+// expr simplifies e bottom-up, once.
+func (s *simplifier) expr(e ir.Expr) ir.Expr {
+	return ir.Map(e, s.node)
+}
+
+func (s *simplifier) node(e ir.Expr) ir.Expr {
+	switch e := e.(type) {
+	case *ir.Get:
+		if t, ok := e.X.(*ir.Tuple); ok {
+			keep := true
+			for i, x := range t.Elems {
+				if i != e.I-1 && hasEffect(x, s.eff) {
+					keep = false
+				}
+			}
+			if keep {
+				s.steps++
+				return t.Elems[e.I-1]
+			}
+		}
+	case *ir.Let:
+		return s.let(e)
+	}
+	return e
+}
+
+func (s *simplifier) let(e *ir.Let) ir.Expr {
+	// A let whose variables are unused and whose value has no effect.
+	used := false
+	for _, v := range e.Vars {
+		if ir.Occurs(v.Name, e.Body) {
+			used = true
+		}
+	}
+	if !used && !hasEffect(e.Rhs, s.eff) {
+		s.steps++
+		return e.Body
+	}
+	// let x = y in body, with y an atom: substitute, unless a binder in
+	// body would capture y.
+	if !e.Pattern && ir.IsAtom(e.Rhs) && !e.Rhs.Type().Contains(types.LM) {
+		if v, ok := e.Rhs.(*ir.Var); !ok || !binds(e.Body, v.Name) {
+			s.steps++
+			return ir.Subst(e.Body, map[string]ir.Expr{e.Vars[0].Name: e.Rhs})
+		}
+	}
+	// let (a b) = (tuple x y) in body: one let per field, when no field
+	// expression mentions a pattern variable.
+	if t, ok := e.Rhs.(*ir.Tuple); ok && e.Pattern {
+		clash := false
+		for _, x := range t.Elems {
+			for _, v := range e.Vars {
+				if ir.Occurs(v.Name, x) {
+					clash = true
+				}
+			}
+		}
+		if !clash {
+			s.steps++
+			body := e.Body
+			for i := len(e.Vars) - 1; i >= 0; i-- {
+				body = ir.MkLet(e.P, e.Vars[i], t.Elems[i], body)
+			}
+			return body
+		}
+	}
+	// let x = (let y = a in b) in body: float the inner let out when y is
+	// not free in body.
+	if inner, ok := e.Rhs.(*ir.Let); ok {
+		free := false
+		for _, v := range inner.Vars {
+			if ir.Occurs(v.Name, e.Body) {
+				free = true
+			}
+		}
+		if !free {
+			s.steps++
+			outer := &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: inner.Body, Body: e.Body, Of: e.Of}
+			return &ir.Let{P: inner.P, Vars: inner.Vars, Pattern: inner.Pattern, Rhs: inner.Rhs, Body: outer, Of: inner.Of}
+		}
+	}
+	return e
+}
+
+// binds reports whether e binds name anywhere.
+func binds(e ir.Expr, name string) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Let:
+			for _, v := range x.Vars {
+				if v.Name == name {
+					found = true
+				}
+			}
+		case *ir.Lam:
+			if x.Param.Name == name {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
