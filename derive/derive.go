@@ -63,6 +63,7 @@ type deriver struct {
 	prepared  map[*ir.Func]*prepared
 	errs      syntax.ErrorList
 	reported  map[string]bool
+	eff       lower.Effects
 }
 
 // prepared is a function's body made ready for differentiation.
@@ -230,7 +231,13 @@ func (d *deriver) prepare(g *ir.Func) (*prepared, error) {
 		return nil, err
 	}
 	body = lower.Builds(body, d.ns)
+	if d.eff == nil {
+		d.eff = lower.ComputeEffects(d.prog)
+	}
 	anf, params := lower.ANF(body, g.Params, d.ns)
+	// With every name distinct, the simplifier can split the tuple lets
+	// that inlining makes, so each parameter keeps its own map.
+	anf = (&lower.Simplifier{Eff: d.eff}).Simplify(anf)
 	pr := &prepared{params: params, body: anf}
 	d.prepared[g] = pr
 	return pr, nil

@@ -56,14 +56,23 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 			}
 			return ir.MkTuple(p, elems...)
 		case "lmHCat":
+			if k, ok := projection(m); ok {
+				return ir.MkGet(p, k+1, t)
+			}
 			var sum ir.Expr
 			for i, l := range a {
+				if isZero(l) {
+					continue
+				}
 				x := s.ap(l, b.atom(ir.MkGet(p, i+1, t)))
 				if sum == nil {
 					sum = x
 				} else {
 					sum = ir.MkPrim(p, "ts_add", sum, x)
 				}
+			}
+			if sum == nil {
+				return ir.MkPrim(p, "ts_zero", s.target(m))
 			}
 			return b.wrap(sum)
 		case "lmBuild":
@@ -316,4 +325,17 @@ func projection(m ir.Expr) (int, bool) {
 		}
 	}
 	return k, k >= 0
+}
+
+// target returns an expression whose value has the type of m's target,
+// for the rare zero map whose target is not at hand otherwise.
+func (s *sem) target(m ir.Expr) ir.Expr {
+	if c, ok := isLMCall(m, "lmZero"); ok {
+		return c.Args[1]
+	}
+	if c, ok := isLMCall(m, "lmHCat"); ok {
+		return s.target(c.Args[0])
+	}
+	fail(m.Pos(), "ksc cannot find the shape of the tangent of %s", ir.FormatExpr(m))
+	return nil
 }

@@ -118,19 +118,45 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 // the variables it mentions.
 func Reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
 	defer catch(&err)
-	rv := &rev{sem: sem{ns: ns, res: res}, slots: map[string]*slot{}}
-	rv.blk = &block{}
+	rv := &rev{sem: sem{ns: ns, res: res}, slots: map[string]*slot{}, blk: &block{}}
 	rr := rv.blk.atom(ns, r)
-	rv.root = &slot{cur: rv.blk.atom(ns, acc)}
+	a := rv.blk.atom(ns, acc)
+	if t := a.Type(); t.Kind == types.Tuple && len(t.Elems) > 0 {
+		// Keep the source's accumulator one field at a time, so that a
+		// parameter's map adds into its own field.
+		parts := make([]*ir.Var, len(t.Elems))
+		for i, et := range t.Elems {
+			parts[i] = ns.FreshVar(a.Pos(), "acc", et)
+		}
+		rv.blk.let(&ir.Let{P: a.Pos(), Vars: parts, Pattern: true, Rhs: a})
+		rv.root = &slot{typ: t}
+		for _, v := range parts {
+			rv.root.parts = append(rv.root.parts, &slot{cur: ir.Ref(v.P, v), typ: v.T})
+		}
+	} else {
+		rv.root = &slot{cur: a, typ: a.Type()}
+	}
+	rv.uses = map[string]int{}
+	ir.Inspect(m, func(x ir.Expr) bool {
+		if v, ok := x.(*ir.Var); ok && v.T.Kind == types.LM {
+			rv.uses[v.Name]++
+		}
+		return true
+	})
 	rv.program(m, rr)
-	return rv.blk.wrap(rv.root.cur), nil
+	return rv.blk.wrap(rv.value(rv.root, a.Pos())), nil
 }
 
-// A slot is the accumulator of one linear-map variable's cotangent.
+// A slot is an accumulator of cotangents: of one linear-map variable, or
+// of the source. Variables bound to the identity or a projection of the
+// source share the source's slot (or a field of it).
 type slot struct {
-	cur ir.Expr // the current value (an atom), or nil before the first contribution
-	of  *ir.Var // the primal variable whose tangent map it is, if known
-	typ *types.Type
+	cur   ir.Expr // the current value (an atom), or nil before the first contribution
+	of    *ir.Var // the primal variable whose tangent map it is, if known
+	typ   *types.Type
+	parts []*slot // a tuple accumulator kept one slot per field
+	sink  bool    // contributions are dropped (the zero map)
+	once  bool    // the variable is used once: its one contribution needs no copy
 }
 
 // A block is a list of lets and asserts built in order, wrapped around a
@@ -168,6 +194,40 @@ type rev struct {
 	blk   *block
 	slots map[string]*slot // linear-map variables in scope
 	root  *slot            // the accumulator of the source
+	uses  map[string]int   // occurrences of each linear-map variable
+}
+
+// value returns a slot's current value (a tuple of its fields' values for
+// a split slot), initialising it if needed.
+func (rv *rev) value(s *slot, p ir.Pos) ir.Expr {
+	if s.parts != nil {
+		elems := make([]ir.Expr, len(s.parts))
+		for i, q := range s.parts {
+			elems[i] = rv.value(q, p)
+		}
+		return rv.blk.atom(rv.ns, ir.MkTuple(p, elems...))
+	}
+	rv.initSlot(s, p, nil)
+	return s.cur
+}
+
+// set gives a slot a new value (splitting it into the fields of a split slot).
+func (rv *rev) set(s *slot, e ir.Expr) {
+	if s.sink {
+		return
+	}
+	if s.parts == nil {
+		s.cur = rv.blk.atom(rv.ns, e)
+		return
+	}
+	vars := make([]*ir.Var, len(s.parts))
+	for i, q := range s.parts {
+		vars[i] = rv.ns.FreshVar(e.Pos(), "acc", q.typ)
+	}
+	rv.blk.let(&ir.Let{P: e.Pos(), Vars: vars, Pattern: true, Rhs: e})
+	for i, q := range s.parts {
+		q.cur = ir.Ref(e.Pos(), vars[i])
+	}
 }
 
 // lmLet is a linear let of the program, replayed backwards.
@@ -180,6 +240,7 @@ type lmLet struct {
 // linear part backwards with r the cotangent of its result.
 func (rv *rev) program(m ir.Expr, r ir.Expr) {
 	var lets []lmLet
+	var bound []string
 	for {
 		switch e := m.(type) {
 		case *ir.Let:
@@ -192,14 +253,13 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 				fail(e.P, "ksc cannot reverse-apply a pattern binding linear maps")
 			}
 			v := e.Vars[0]
-			if isRootMap(e.Rhs) {
-				// The identity or a projection of the source: its
-				// contributions go straight into the source's accumulator.
-				m = ir.Subst(e.Body, map[string]ir.Expr{v.Name: e.Rhs})
-				continue
+			bound = append(bound, v.Name)
+			if s := rv.rootMap(e.Rhs); s != nil {
+				rv.slots[v.Name] = s // shares the source's accumulator
+			} else {
+				rv.slots[v.Name] = &slot{of: e.Of, typ: tangent(v.T.To), once: rv.uses[v.Name] == 1}
+				lets = append(lets, lmLet{v: v, rhs: e.Rhs})
 			}
-			rv.slots[v.Name] = &slot{of: e.Of, typ: tangent(v.T.To)}
-			lets = append(lets, lmLet{v: v, rhs: e.Rhs})
 			m = e.Body
 			continue
 		case *ir.Assert:
@@ -215,29 +275,35 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 		if s := rv.slots[l.v.Name]; s.cur != nil {
 			rv.contribute(l.rhs, s.cur)
 		}
-		delete(rv.slots, l.v.Name)
+	}
+	for _, n := range bound {
+		delete(rv.slots, n)
 	}
 }
 
-// isRootMap reports whether m is the identity, a zero or a projection:
-// maps of the source that the Jacobian binds for each parameter.
-func isRootMap(m ir.Expr) bool {
+// rootMap returns the slot a map of the source adds into, for the
+// identity (the source's slot), a projection (the field's slot) and the
+// zero map (a sink); nil for any other map.
+func (rv *rev) rootMap(m ir.Expr) *slot {
 	if HasLMVar(m) {
-		return false
+		return nil
 	}
 	if _, ok := isLMCall(m, "lmOne"); ok {
-		return true
+		return rv.root
 	}
-	if _, ok := projection(m); ok {
-		return true
+	if k, ok := projection(m); ok && rv.root.parts != nil {
+		return rv.root.parts[k]
 	}
-	return isZero(m)
+	if isZero(m) {
+		return &slot{sink: true, typ: tangent(target(m))}
+	}
+	return nil
 }
 
 // initSlot gives an untouched slot its zero, shaped by example (or, if
 // nil, by the slot's primal variable).
 func (rv *rev) initSlot(s *slot, p ir.Pos, example ir.Expr) {
-	if s.cur != nil {
+	if s.cur != nil || s.parts != nil {
 		return
 	}
 	switch {
@@ -276,29 +342,47 @@ func (rv *rev) slotOf(v *ir.Var) *slot {
 	return s
 }
 
-// set binds a new accumulator value to a slot.
-func (rv *rev) set(s *slot, e ir.Expr) { s.cur = rv.blk.atom(rv.ns, e) }
+// add adds the cotangent r into a slot.
+func (rv *rev) add(s *slot, r ir.Expr, p ir.Pos) {
+	switch {
+	case s.sink:
+	case s.parts != nil:
+		for i, q := range s.parts {
+			rv.add(q, rv.blk.atom(rv.ns, ir.MkGet(p, i+1, r)), p)
+		}
+	case s.cur == nil && s.once:
+		s.cur = r // its only contribution: no copy needed, nothing will add into it
+	default:
+		if s.cur == nil {
+			rv.initSlot(s, p, r)
+		}
+		rv.set(s, ir.MkPrim(p, "$addTo", s.cur, r))
+	}
+}
+
+// addR adds r reverse-applied to the map l (free of linear-map variables)
+// into a slot, in place.
+func (rv *rev) addR(s *slot, l, r ir.Expr, p ir.Pos) {
+	if s.sink || isZero(l) {
+		return
+	}
+	if s.parts == nil {
+		rv.initSlot(s, p, rv.example(l))
+		s.once = false
+	}
+	rv.set(s, rv.accR(l, r, rv.value(s, p)))
+}
 
 // contribute adds r reverse-applied to m into the accumulators.
 func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 	p := m.Pos()
 	if !HasLMVar(m) {
-		if isZero(m) {
-			return
-		}
-		if rv.root.cur == nil {
-			fail(p, "internal: a contribution to the source inside a loop that does not carry it")
-		}
-		rv.set(rv.root, rv.accR(m, r, rv.root.cur))
+		rv.addR(rv.root, m, r, p)
 		return
 	}
 	switch e := m.(type) {
 	case *ir.Var:
-		s := rv.slotOf(e)
-		if s.cur == nil {
-			rv.initSlot(s, p, r)
-		}
-		rv.set(s, ir.MkPrim(p, "$addTo", s.cur, r))
+		rv.add(rv.slotOf(e), r, p)
 		return
 	case *ir.Let, *ir.Assert:
 		rv.program(m, r)
@@ -317,13 +401,14 @@ func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 			if HasLMVar(l) {
 				fail(p, "ksc cannot reverse-apply a composition whose left map depends on a linear-map variable")
 			}
-			if v, ok := n.(*ir.Var); ok {
-				s := rv.slotOf(v)
-				rv.initSlot(s, p, rv.example(l))
-				rv.set(s, rv.accR(l, r, s.cur))
+			if isZero(l) {
 				return
 			}
-			if c, ok := isLMCall(n, "lmVCat"); ok && rv.varsOrLeaves(c.Args) {
+			if v, ok := n.(*ir.Var); ok {
+				rv.addR(rv.slotOf(v), l, r, p)
+				return
+			}
+			if c, ok := isLMCall(n, "lmVCat"); ok && rv.allVars(c.Args) {
 				rv.composeVCat(l, c.Args, r)
 				return
 			}
@@ -354,47 +439,44 @@ func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 	fail(p, "ksc cannot reverse-apply %s", ir.FormatExpr(m))
 }
 
-// varsOrLeaves reports whether every map is a linear-map variable or free
-// of them.
-func (rv *rev) varsOrLeaves(ms []ir.Expr) bool {
+// allVars reports whether every map is a linear-map variable or a zero.
+func (rv *rev) allVars(ms []ir.Expr) bool {
 	for _, m := range ms {
-		if _, ok := m.(*ir.Var); !ok && HasLMVar(m) {
+		if _, ok := m.(*ir.Var); !ok && !isZero(m) {
 			return false
 		}
 	}
 	return true
 }
 
-// composeVCat adds r reverse-applied to l ∘ (m1 × ... × mn): the slots of
-// the mi are passed together, as one tuple accumulator, to l (for a call
-// of [D g], into [revacc g], which updates them in place).
+// composeVCat adds r reverse-applied to l ∘ (m1 × ... × mn), each mi a
+// variable or zero: the slots of the mi are passed together, as one tuple
+// accumulator, to l (for a call of [D g], into [revacc g], which updates
+// them in place).
 func (rv *rev) composeVCat(l ir.Expr, ms []ir.Expr, r ir.Expr) {
 	p := l.Pos()
-	ex := rv.example(l)
-	exv := rv.blk.atom(rv.ns, ex)
-	accs := make([]ir.Expr, len(ms))
+	exv := rv.blk.atom(rv.ns, rv.example(l))
+	slots := make([]*slot, len(ms))
 	for i, m := range ms {
-		if v, ok := m.(*ir.Var); ok {
-			s := rv.slotOf(v)
-			rv.initSlot(s, p, ir.MkGet(p, i+1, exv))
-			accs[i] = s.cur
+		if v, ok := m.(*ir.Var); ok && !rv.slotOf(v).sink {
+			slots[i] = rv.slotOf(v)
 		} else {
-			accs[i] = rv.blk.atom(rv.ns, ir.MkPrim(p, "ts_zero", ir.MkGet(p, i+1, exv)))
+			slots[i] = &slot{sink: true}
 		}
 	}
-	res := rv.accR(l, r, rv.blk.atom(rv.ns, ir.MkTuple(p, accs...)))
-	parts := make([]*ir.Var, len(ms))
-	for i, a := range accs {
-		parts[i] = rv.ns.FreshVar(p, "acc", a.Type())
-	}
-	rv.blk.let(&ir.Let{P: p, Vars: parts, Pattern: true, Rhs: res})
-	for i, m := range ms {
-		if v, ok := m.(*ir.Var); ok {
-			rv.slotOf(v).cur = ir.Ref(p, parts[i])
-		} else if !isZero(m) {
-			rv.set(rv.root, rv.accR(m, ir.Ref(p, parts[i]), rv.root.cur))
+	whole := &slot{typ: tangent(exv.Type())}
+	for i, s := range slots {
+		q := s
+		if s.sink {
+			q = &slot{typ: tangent(exv.Type().Elems[i])}
 		}
+		if q.parts == nil && q.cur == nil {
+			rv.initSlot(q, p, ir.MkGet(p, i+1, exv))
+		}
+		q.once = false
+		whole.parts = append(whole.parts, q)
 	}
+	rv.set(whole, rv.accR(l, r, rv.value(whole, p)))
 }
 
 func isZero(m ir.Expr) bool {
@@ -404,31 +486,53 @@ func isZero(m ir.Expr) bool {
 
 // sub returns a generator for nested code with its own block.
 func (rv *rev) sub() *rev {
-	return &rev{sem: rv.sem, blk: &block{}, slots: map[string]*slot{}, root: rv.root}
+	return &rev{sem: rv.sem, blk: &block{}, slots: map[string]*slot{}, root: rv.root, uses: rv.uses}
 }
 
-// touched returns the names of the linear-map variables of rv's scope
-// that m mentions, in order of first mention, and whether m also has
-// parts free of them (which add into the root).
-func (rv *rev) touched(ms ...ir.Expr) (names []string, root bool) {
-	seen := map[string]bool{}
+// leafSlots returns the distinct slots that code reverse-applying ms adds
+// into: those of the linear-map variables they mention, and the source's
+// (field by field) if they have parts free of variables.
+func (rv *rev) leafSlots(ms ...ir.Expr) []*slot {
+	var out []*slot
+	seen := map[*slot]bool{}
+	addSlot := func(s *slot) {
+		var leaves []*slot
+		var flat func(s *slot)
+		flat = func(s *slot) {
+			if s.parts != nil {
+				for _, q := range s.parts {
+					flat(q)
+				}
+			} else if !s.sink {
+				leaves = append(leaves, s)
+			}
+		}
+		flat(s)
+		for _, q := range leaves {
+			if !seen[q] {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
 	for _, m := range ms {
 		ir.Inspect(m, func(x ir.Expr) bool {
 			if v, ok := x.(*ir.Var); ok && v.T.Kind == types.LM {
-				if _, inScope := rv.slots[v.Name]; inScope && !seen[v.Name] {
-					seen[v.Name] = true
-					names = append(names, v.Name)
+				if s, inScope := rv.slots[v.Name]; inScope {
+					addSlot(s)
 				}
 			}
 			return true
 		})
-		root = root || hasLeaf(m)
+		if hasLeaf(m) {
+			addSlot(rv.root)
+		}
 	}
-	return names, root
+	return out
 }
 
 // hasLeaf reports whether the map m has a part that mentions no
-// linear-map variable and is not zero: such a part adds into the root.
+// linear-map variable and is not zero: such a part adds into the source.
 func hasLeaf(m ir.Expr) bool {
 	if !m.Type().Contains(types.LM) {
 		return false
@@ -469,116 +573,133 @@ func hasLeaf(m ir.Expr) bool {
 	return false
 }
 
-// carry prepares the slots updated by code inside a loop or a branch:
-// they are initialised before it and passed through it as a tuple. It
-// returns their names and current values (root last, if carried).
-func (rv *rev) carry(p ir.Pos, ms ...ir.Expr) (names []string, vals []ir.Expr, root bool) {
-	names, root = rv.touched(ms...)
-	for _, n := range names {
-		s := rv.slots[n]
+// carry initialises the slots that code inside a loop or a branch adds
+// into, and returns them with their current values.
+func (rv *rev) carry(p ir.Pos, ms ...ir.Expr) ([]*slot, []ir.Expr) {
+	slots := rv.leafSlots(ms...)
+	vals := make([]ir.Expr, len(slots))
+	for i, s := range slots {
 		rv.initSlot(s, p, nil)
-		vals = append(vals, s.cur)
+		s.once = false
+		vals[i] = s.cur
 	}
-	if root {
-		vals = append(vals, rv.root.cur)
-	}
-	return names, vals, root
+	return slots, vals
 }
 
-// enter returns a generator for code inside a loop or branch whose carried
-// slots are bound to the variables vars.
-func (rv *rev) enter(names []string, root bool, vars []*ir.Var) *rev {
+// enter returns a generator for code inside a loop or branch, in which
+// each carried slot is replaced by one holding cur[i].
+func (rv *rev) enter(carried []*slot, cur []ir.Expr) *rev {
 	in := rv.sub()
+	inner := map[*slot]*slot{}
+	for i, s := range carried {
+		inner[s] = &slot{cur: cur[i], of: s.of, typ: s.typ}
+	}
+	var mapSlot func(s *slot) *slot
+	mapSlot = func(s *slot) *slot {
+		if q, ok := inner[s]; ok {
+			return q
+		}
+		if s.parts != nil {
+			q := &slot{typ: s.typ}
+			for _, part := range s.parts {
+				q.parts = append(q.parts, mapSlot(part))
+			}
+			inner[s] = q
+			return q
+		}
+		return s
+	}
 	for k, s := range rv.slots {
-		in.slots[k] = s // visible (read-only) in the inner scope
+		in.slots[k] = mapSlot(s)
 	}
-	for i, n := range names {
-		outer := rv.slots[n]
-		in.slots[n] = &slot{cur: ir.Ref(vars[i].P, vars[i]), of: outer.of, typ: outer.typ}
-	}
-	if root {
-		v := vars[len(vars)-1]
-		in.root = &slot{cur: ir.Ref(v.P, v), typ: v.T}
-	} else {
-		in.root = &slot{} // not carried: nothing inside adds into it
-	}
+	in.root = mapSlot(rv.root)
 	return in
 }
 
-// leave returns the carried values at the end of inner code.
-func (in *rev) leave(names []string, root bool) []ir.Expr {
+// leave returns the values of the inner slots standing for carried ones.
+func (in *rev) leave(outer *rev, carried []*slot) []ir.Expr {
 	var out []ir.Expr
-	for _, n := range names {
-		out = append(out, in.slots[n].cur)
+	find := func(s *slot) *slot {
+		for k, o := range outer.slots {
+			if o == s {
+				return in.slots[k]
+			}
+		}
+		return nil
 	}
-	if root {
-		out = append(out, in.root.cur)
+	for _, s := range carried {
+		q := find(s)
+		if q == nil {
+			q = findPart(outer.root, in.root, s)
+		}
+		if q == nil {
+			panic("linmap: lost a carried slot")
+		}
+		out = append(out, q.cur)
 	}
 	return out
 }
 
-// rebind binds the carried values that code returns (a tuple) to the
-// outer slots.
-func (rv *rev) rebind(p ir.Pos, names []string, root bool, tuple ir.Expr) {
-	t := tuple.Type()
-	vars := make([]*ir.Var, len(t.Elems))
-	for i, et := range t.Elems {
-		vars[i] = rv.ns.FreshVar(p, "acc", et)
+// findPart finds, in the inner root, the slot standing for the outer slot s.
+func findPart(outer, inner *slot, s *slot) *slot {
+	if outer == s {
+		return inner
 	}
-	rv.blk.let(&ir.Let{P: p, Vars: vars, Pattern: true, Rhs: tuple})
-	for i, n := range names {
-		rv.slots[n].cur = ir.Ref(p, vars[i])
+	for i, q := range outer.parts {
+		if r := findPart(q, inner.parts[i], s); r != nil {
+			return r
+		}
 	}
-	if root {
-		rv.root.cur = ir.Ref(p, vars[len(vars)-1])
-	}
+	return nil
 }
 
-// freshVars returns new variables with the types of vals.
-func (rv *rev) freshVars(p ir.Pos, vals []ir.Expr) []*ir.Var {
-	vars := make([]*ir.Var, len(vals))
-	for i, v := range vals {
-		vars[i] = rv.ns.FreshVar(p, "acc", v.Type())
+// rebind binds the carried values returned by code (a tuple) to the slots.
+func (rv *rev) rebind(p ir.Pos, carried []*slot, tuple ir.Expr) {
+	vars := make([]*ir.Var, len(carried))
+	for i, s := range carried {
+		vars[i] = rv.ns.FreshVar(p, "acc", s.cur.Type())
 	}
-	return vars
+	rv.blk.let(&ir.Let{P: p, Vars: vars, Pattern: true, Rhs: tuple})
+	for i, s := range carried {
+		s.cur = ir.Ref(p, vars[i])
+	}
 }
 
 // loop reverse-applies the maps of a lmBuild or lmSumBuild: a loop over
-// the index space carrying the accumulators its body updates.
+// the index space carrying the accumulators its body adds into.
 func (rv *rev) loop(e *ir.Call, n ir.Expr, lam *ir.Lam, body func(in *rev, i ir.Expr)) {
 	p := e.P
-	names, vals, root := rv.carry(p, lam.Body)
-	if len(vals) == 0 {
+	carried, vals := rv.carry(p, lam.Body)
+	if len(carried) == 0 {
 		return
 	}
-	state := ir.MkTuple(p, vals...)
-	// The loop is built by sem.loop, which hands us the index and the state.
-	res := rv.sem.loop(p, n, lam, state, func(i, st ir.Expr) ir.Expr {
-		vars := rv.freshVars(p, vals)
-		in := rv.enter(names, root, vars)
+	res := rv.sem.loop(p, n, lam, ir.MkTuple(p, vals...), func(i, st ir.Expr) ir.Expr {
+		vars := make([]*ir.Var, len(vals))
+		cur := make([]ir.Expr, len(vals))
+		for k, v := range vals {
+			vars[k] = rv.ns.FreshVar(p, "acc", v.Type())
+			cur[k] = ir.Ref(p, vars[k])
+		}
+		in := rv.enter(carried, cur)
 		body(in, i)
-		out := in.blk.wrap(ir.MkTuple(p, in.leave(names, root)...))
+		out := in.blk.wrap(ir.MkTuple(p, in.leave(rv, carried)...))
 		return &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: st, Body: out}
 	})
-	rv.rebind(p, names, root, res)
+	rv.rebind(p, carried, res)
 }
 
 // branches reverse-applies an if choosing between maps (REVIF): each
-// branch updates the union of the accumulators either touches.
+// branch adds into the union of the accumulators either touches.
 func (rv *rev) branches(e *ir.If, r ir.Expr) {
 	p := e.P
-	names, vals, root := rv.carry(p, e.Then, e.Else)
-	if len(vals) == 0 {
+	carried, vals := rv.carry(p, e.Then, e.Else)
+	if len(carried) == 0 {
 		return
 	}
 	arm := func(m ir.Expr) ir.Expr {
-		in := rv.sub()
-		for k, s := range rv.slots {
-			in.slots[k] = &slot{cur: s.cur, of: s.of, typ: s.typ}
-		}
-		in.root = &slot{cur: rv.root.cur, typ: rv.root.typ}
+		in := rv.enter(carried, vals)
 		in.contribute(m, r)
-		return in.blk.wrap(ir.MkTuple(p, in.leave(names, root)...))
+		return in.blk.wrap(ir.MkTuple(p, in.leave(rv, carried)...))
 	}
-	rv.rebind(p, names, root, ir.MkIf(p, e.Cond, arm(e.Then), arm(e.Else)))
+	rv.rebind(p, carried, ir.MkIf(p, e.Cond, arm(e.Then), arm(e.Else)))
 }

@@ -1,6 +1,9 @@
 package optimise
 
-import "github.com/ksc-lang/ksc/ir"
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+)
 
 // available is a value bound by an enclosing let.
 type available struct {
@@ -12,7 +15,7 @@ type available struct {
 // the variable of the enclosing one. It leaves alone what must stay
 // distinct: values with effects, and fresh zeros and in-place updates,
 // which are accumulators of derived code that are updated in place.
-func cse(e ir.Expr, eff Effects) ir.Expr {
+func cse(e ir.Expr, eff lower.Effects) ir.Expr {
 	var walk func(e ir.Expr, env []available) ir.Expr
 	walk = func(e ir.Expr, env []available) ir.Expr {
 		switch x := e.(type) {
@@ -56,8 +59,8 @@ func dropMentioning(env []available, name string) []available {
 }
 
 // shareable reports whether two evaluations of e may be replaced by one.
-func shareable(e ir.Expr, eff Effects) bool {
-	if ir.IsAtom(e) || hasEffect(e, eff) {
+func shareable(e ir.Expr, eff lower.Effects) bool {
+	if ir.IsAtom(e) || lower.HasEffect(e, eff) {
 		return false
 	}
 	ok := true

@@ -20,7 +20,7 @@ func lmLaws(ctx *Context) error {
 			lm = append(lm, l)
 		}
 	}
-	eff := effects(ctx.Prog)
+	eff := lower.ComputeEffects(ctx.Prog)
 	forEachBody(ctx.Prog, func(f *ir.Func) {
 		if !isLMFunc(f) {
 			return
@@ -61,25 +61,25 @@ func simplifyPass(ctx *Context) error {
 			value = append(value, l)
 		}
 	}
-	eff := effects(ctx.Prog)
+	eff := lower.ComputeEffects(ctx.Prog)
 	forEachBody(ctx.Prog, func(f *ir.Func) {
 		if isLMFunc(f) {
 			return
 		}
 		r := newRewriter(value, ctx.Prog.Rules, eff, limit)
-		s := &simplifier{eff: eff}
+		s := &lower.Simplifier{Eff: eff}
 		steps := 0
 		f.Body = fixpoint(ctx, f, func(e ir.Expr) ir.Expr {
-			before := r.steps + s.steps
+			before := r.steps + s.Steps
 			e = ir.Map(e, func(x ir.Expr) ir.Expr {
 				x = r.node(x)
 				if y := foldIf(constFold(x)); y != x {
-					s.steps++
+					s.Steps++
 					x = y
 				}
-				return s.node(x)
+				return s.Node(x)
 			})
-			steps += r.steps + s.steps - before
+			steps += r.steps + s.Steps - before
 			return e
 		}, &steps)
 	})
@@ -88,7 +88,7 @@ func simplifyPass(ctx *Context) error {
 
 // csePass shares equal let-bound values.
 func csePass(ctx *Context) error {
-	eff := effects(ctx.Prog)
+	eff := lower.ComputeEffects(ctx.Prog)
 	forEachBody(ctx.Prog, func(f *ir.Func) { f.Body = cse(f.Body, eff) })
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
 )
@@ -187,7 +188,7 @@ func equal(a, b ir.Expr) bool {
 }
 
 // holds checks a law's side conditions.
-func (b *bindings) holds(when []string, eff Effects) bool {
+func (b *bindings) holds(when []string, eff lower.Effects) bool {
 	for _, w := range when {
 		f := strings.Fields(w)
 		switch f[0] {
@@ -203,7 +204,7 @@ func (b *bindings) holds(when []string, eff Effects) bool {
 			}
 		case "pure":
 			e := b.exprs[f[1]]
-			if e == nil || hasEffect(e, eff) {
+			if e == nil || lower.HasEffect(e, eff) {
 				return false
 			}
 		}
@@ -296,13 +297,13 @@ func extend(env map[string]*ir.Var, name string, v *ir.Var) map[string]*ir.Var {
 type rewriter struct {
 	laws  map[string][]*law // by head
 	rules []*ir.Rule
-	eff   Effects
+	eff   lower.Effects
 	steps int
 	limit int
 	used  map[string]int // rewrites per law, for tests and -stats
 }
 
-func newRewriter(laws []*law, rules []*ir.Rule, eff Effects, limit int) *rewriter {
+func newRewriter(laws []*law, rules []*ir.Rule, eff lower.Effects, limit int) *rewriter {
 	r := &rewriter{laws: map[string][]*law{}, rules: rules, eff: eff, limit: limit, used: map[string]int{}}
 	for _, l := range laws {
 		r.laws[l.head] = append(r.laws[l.head], l)

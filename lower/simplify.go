@@ -1,4 +1,4 @@
-package optimise
+package lower
 
 import (
 	"github.com/ksc-lang/ksc/ir"
@@ -11,8 +11,8 @@ import (
 // with the rest of it, as in any lazy reading of the program.
 type Effects map[*ir.Func]bool
 
-// effects computes Effects for a program.
-func effects(prog *ir.Program) Effects {
+// ComputeEffects computes Effects for a program.
+func ComputeEffects(prog *ir.Program) Effects {
 	eff := Effects{}
 	for changed := true; changed; {
 		changed = false
@@ -20,7 +20,7 @@ func effects(prog *ir.Program) Effects {
 			if eff[f] {
 				continue
 			}
-			if f.Kind == ir.EdefFunc || f.Body != nil && hasEffect(f.Body, eff) {
+			if f.Kind == ir.EdefFunc || f.Body != nil && HasEffect(f.Body, eff) {
 				eff[f] = true
 				changed = true
 			}
@@ -29,9 +29,9 @@ func effects(prog *ir.Program) Effects {
 	return eff
 }
 
-// hasEffect reports whether evaluating e prints, or calls an edef (whose
+// HasEffect reports whether evaluating e prints, or calls an edef (whose
 // effects ksc cannot see).
-func hasEffect(e ir.Expr, eff Effects) bool {
+func HasEffect(e ir.Expr, eff Effects) bool {
 	found := false
 	ir.Inspect(e, func(x ir.Expr) bool {
 		if c, ok := x.(*ir.Call); ok {
@@ -47,32 +47,39 @@ func hasEffect(e ir.Expr, eff Effects) bool {
 	return found
 }
 
-// simplifier applies the structural simplifications of the optimiser:
+// A Simplifier applies the structural simplifications of the optimiser:
 // dead lets, copy propagation, selecting a field of a tuple expression,
 // splitting a let of a tuple pattern bound to a tuple, and floating lets
-// out of let right-hand sides.
-type simplifier struct {
-	eff   Effects
-	steps int
+// out of let right-hand sides. Steps counts the rewrites done.
+type Simplifier struct {
+	Eff   Effects
+	Steps int
 }
 
-// expr simplifies e bottom-up, once.
-func (s *simplifier) expr(e ir.Expr) ir.Expr {
-	return ir.Map(e, s.node)
+// Simplify simplifies e to a fixpoint.
+func (s *Simplifier) Simplify(e ir.Expr) ir.Expr {
+	for {
+		before := s.Steps
+		e = ir.Map(e, s.Node)
+		if s.Steps == before {
+			return e
+		}
+	}
 }
 
-func (s *simplifier) node(e ir.Expr) ir.Expr {
+// Node simplifies one node whose children are simplified.
+func (s *Simplifier) Node(e ir.Expr) ir.Expr {
 	switch e := e.(type) {
 	case *ir.Get:
 		if t, ok := e.X.(*ir.Tuple); ok {
 			keep := true
 			for i, x := range t.Elems {
-				if i != e.I-1 && hasEffect(x, s.eff) {
+				if i != e.I-1 && HasEffect(x, s.Eff) {
 					keep = false
 				}
 			}
 			if keep {
-				s.steps++
+				s.Steps++
 				return t.Elems[e.I-1]
 			}
 		}
@@ -82,7 +89,7 @@ func (s *simplifier) node(e ir.Expr) ir.Expr {
 	return e
 }
 
-func (s *simplifier) let(e *ir.Let) ir.Expr {
+func (s *Simplifier) let(e *ir.Let) ir.Expr {
 	// A let whose variables are unused and whose value has no effect.
 	used := false
 	for _, v := range e.Vars {
@@ -90,15 +97,15 @@ func (s *simplifier) let(e *ir.Let) ir.Expr {
 			used = true
 		}
 	}
-	if !used && !hasEffect(e.Rhs, s.eff) {
-		s.steps++
+	if !used && !HasEffect(e.Rhs, s.Eff) {
+		s.Steps++
 		return e.Body
 	}
 	// let x = y in body, with y an atom: substitute, unless a binder in
 	// body would capture y.
 	if !e.Pattern && ir.IsAtom(e.Rhs) && !e.Rhs.Type().Contains(types.LM) {
 		if v, ok := e.Rhs.(*ir.Var); !ok || !binds(e.Body, v.Name) {
-			s.steps++
+			s.Steps++
 			return ir.Subst(e.Body, map[string]ir.Expr{e.Vars[0].Name: e.Rhs})
 		}
 	}
@@ -114,7 +121,7 @@ func (s *simplifier) let(e *ir.Let) ir.Expr {
 			}
 		}
 		if !clash {
-			s.steps++
+			s.Steps++
 			body := e.Body
 			for i := len(e.Vars) - 1; i >= 0; i-- {
 				body = ir.MkLet(e.P, e.Vars[i], t.Elems[i], body)
@@ -132,7 +139,7 @@ func (s *simplifier) let(e *ir.Let) ir.Expr {
 			}
 		}
 		if !free {
-			s.steps++
+			s.Steps++
 			outer := &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: inner.Body, Body: e.Body, Of: e.Of}
 			return &ir.Let{P: inner.P, Vars: inner.Vars, Pattern: inner.Pattern, Rhs: inner.Rhs, Body: outer, Of: inner.Of}
 		}
