@@ -139,7 +139,7 @@ var baseTable = []*Prim{
 	{Name: "mul", Sig: sig(tF, tF, tF), D: []string{"(lmScale x0 x1)", "(lmScale x1 x0)"}, C: "($0 * $1)", Go: "($0 * $1)", Pure: true},
 	{Name: "mul", Sig: sig(tI, tI, tI), C: "ks_imul($0, $1)", Go: "($0 * $1)", Pure: true},
 	{Name: "div", Sig: sig(tF, tF, tF), D: []string{"(lmScale x0 (div 1.0 x1))", "(lmScale x1 (neg (div r x1)))"}, C: "($0 / $1)", Go: "($0 / $1)", Pure: true},
-	{Name: "div", Sig: sig(tI, tI, tI), C: "ks_idiv($ctx, $pos, $0, $1)", Go: "rtIDiv($pos, $0, $1)"},
+	{Name: "div", Sig: sig(tI, tI, tI), C: "ks_idiv($ctx, $pos, $0, $1)", Go: "IDiv($pos, $0, $1)"},
 	{Name: "neg", Sig: sig(tF, tF), D: []string{"(lmScale x0 -1.0)"}, C: "(-$0)", Go: "(-$0)", Pure: true},
 	{Name: "neg", Sig: sig(tI, tI), C: "ks_ineg($0)", Go: "(-$0)", Pure: true},
 	{Name: "mul", Sig: sig(tF, tF, tI), D: []string{"(lmScale x0 (to_float x1))", ""}, C: "($0 * (double)$1)", Go: "($0 * float64($1))", Pure: true,
@@ -156,13 +156,13 @@ var baseTable = []*Prim{
 	{Name: "lte", Sig: sig(tB, tI, tI), C: "($0 <= $1)", Go: "($0 <= $1)", Pure: true},
 
 	// Logic (prelude); both arguments are evaluated.
-	{Name: "and", Sig: sig(tB, tB, tB), C: "($0 & $1)", Go: "rtAnd($0, $1)", Pure: true},
-	{Name: "or", Sig: sig(tB, tB, tB), C: "($0 | $1)", Go: "rtOr($0, $1)", Pure: true},
+	{Name: "and", Sig: sig(tB, tB, tB), C: "($0 & $1)", Go: "And($0, $1)", Pure: true},
+	{Name: "or", Sig: sig(tB, tB, tB), C: "($0 | $1)", Go: "Or($0, $1)", Pure: true},
 	{Name: "not", Sig: sig(tB, tB), C: "(!$0)", Go: "(!$0)", Pure: true},
 
 	// Conversions (prelude).
 	{Name: "to_float", Sig: sig(tF, tI), D: []string{""}, C: "((double)$0)", Go: "float64($0)", Pure: true},
-	{Name: "bool_to_float", Sig: sig(tF, tB), D: []string{""}, C: "($0 ? 1.0 : 0.0)", Go: "rtBoolToFloat($0)", Pure: true},
+	{Name: "bool_to_float", Sig: sig(tF, tB), D: []string{""}, C: "($0 ? 1.0 : 0.0)", Go: "BoolToFloat($0)", Pure: true},
 
 	// Elementary functions (prelude).
 	{Name: "exp", Sig: sig(tF, tF), D: []string{"(lmScale x0 r)"}, C: "exp($0)", Go: "math.Exp($0)", Pure: true},
@@ -172,16 +172,16 @@ var baseTable = []*Prim{
 	{Name: "tanh", Sig: sig(tF, tF), D: []string{"(lmScale x0 (sub 1.0 (mul r r)))"}, C: "tanh($0)", Go: "math.Tanh($0)", Pure: true},
 	{Name: "sqrt", Sig: sig(tF, tF), D: []string{"(lmScale x0 (div 0.5 r))"}, C: "sqrt($0)", Go: "math.Sqrt($0)", Pure: true},
 	{Name: "erf", Sig: sig(tF, tF), D: []string{"(lmScale x0 (mul 1.1283791670955126 (exp (neg (mul x0 x0)))))"}, C: "erf($0)", Go: "math.Erf($0)", Pure: true},
-	{Name: "lgamma", Sig: sig(tF, tF), D: []string{"(lmScale x0 (digamma x0))"}, C: "ks_lgamma($0)", Go: "rtLgamma($0)", Pure: true},
-	{Name: "digamma", Sig: sig(tF, tF), C: "ks_digamma($0)", Go: "rtDigamma($0)", Pure: true,
+	{Name: "lgamma", Sig: sig(tF, tF), D: []string{"(lmScale x0 (digamma x0))"}, C: "ks_lgamma($0)", Go: "Lgamma($0)", Pure: true},
+	{Name: "digamma", Sig: sig(tF, tF), C: "ks_digamma($0)", Go: "Digamma($0)", Pure: true,
 		Doc: "the derivative of lgamma (not in Knossos' prelude, where programs edef it)"},
 	{Name: "cosh", Sig: sig(tF, tF), D: []string{"(lmScale x0 (mul 0.5 (sub (exp x0) (exp (neg x0)))))"}, C: "cosh($0)", Go: "math.Cosh($0)", Pure: true},
 	{Name: "abs", Sig: sig(tF, tF), D: []string{"(lmScale x0 (if (lt x0 0.0) -1.0 1.0))"}, C: "fabs($0)", Go: "math.Abs($0)", Pure: true},
 	{Name: "pow", Sig: sig(tF, tF, tI), D: []string{"(lmScale x0 (mul (to_float x1) (pow x0 (sub x1 1))))", ""}, C: "pow($0, (double)$1)", Go: "math.Pow($0, float64($1))", Pure: true},
-	{Name: "max", Sig: sig(tF, tF, tF), D: []string{"(lmScale x0 (if (lt x0 x1) 0.0 1.0))", "(lmScale x1 (if (lt x0 x1) 1.0 0.0))"}, C: "($0 < $1 ? $1 : $0)", Go: "rtMax($0, $1)", Pure: true,
+	{Name: "max", Sig: sig(tF, tF, tF), D: []string{"(lmScale x0 (if (lt x0 x1) 0.0 1.0))", "(lmScale x1 (if (lt x0 x1) 1.0 0.0))"}, C: "($0 < $1 ? $1 : $0)", Go: "Max($0, $1)", Pure: true,
 		Doc: "the first argument unless the second is greater"},
 	{Name: "pi", Sig: sig(tF), D: []string{}, C: "KS_PI", Go: "math.Pi", Pure: true},
-	{Name: "$ranhashdoub", Sig: sig(tF, tI), C: "ks_ranhashdoub($0)", Go: "rtRanhashdoub($0)", Pure: true},
+	{Name: "$ranhashdoub", Sig: sig(tF, tI), C: "ks_ranhashdoub($0)", Go: "Ranhashdoub($0)", Pure: true},
 
 	// Prelude functions over vectors, defined in ks. Size mismatches and
 	// empty vectors are runtime errors at the call.
