@@ -53,6 +53,21 @@ func TestRun(t *testing.T) {
 	}
 }
 
+func TestRunGoBackend(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	f := write(t, "ex.ks", example)
+	out, errs, code := ksc(t, "run", "--backend", "go", f)
+	if code != 0 || out != "14\n" {
+		t.Errorf("ksc run --backend go: status %d, stdout %q, stderr %q", code, out, errs)
+	}
+	src, errs, code := ksc(t, "emit", "--stage", "go", f)
+	if code != 0 || !strings.Contains(src, "package main") || !strings.Contains(src, "func ksu_sqnorm(") {
+		t.Errorf("ksc emit --stage go: status %d, stderr %q\n%s", code, errs, src)
+	}
+}
+
 func TestRuntimeErrorStatus(t *testing.T) {
 	needCC(t)
 	f := write(t, "bad.ks", "(def main Integer ()\n  (print \"before\\n\" (index 3 (Vec_init 1.0))))\n")
