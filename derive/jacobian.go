@@ -251,7 +251,7 @@ func (j *jac) prim(e *ir.Call, vars []*ir.Var) ir.Expr {
 		}
 		return ir.MkPrim(p, op, e.Args[0], ir.MkLam(lam.P, lam.Param, body))
 	case "fold":
-		j.fail(p, "ksc cannot differentiate fold yet")
+		return j.fold(e)
 	}
 	if len(pr.Lams) > 0 {
 		j.fail(p, "ksc cannot differentiate %s", pr.Name)
@@ -360,4 +360,42 @@ func (d *deriver) template(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error
 	}
 	d.templates[key] = t
 	return t, nil
+}
+
+// fold differentiates (fold (lam (t : Tuple A E) body) acc v) into lmFold:
+// the step's map is the Jacobian transform of body, given the maps da of
+// the accumulator and de of the element as part of the lambda's argument.
+func (j *jac) fold(e *ir.Call) ir.Expr {
+	p := e.P
+	lam, init, v := e.Args[0].(*ir.Lam), e.Args[1], e.Args[2]
+	acc, elem := init.Type(), v.Type().Elem
+	s := j.root.Type()
+	lmA, lmE := types.LMOf(s, acc), types.LMOf(s, elem)
+	tt := j.ns.FreshVar(p, "tt", types.TupleOf(types.TupleOf(acc, elem), types.TupleOf(lmA, lmE)))
+	t := lam.Param
+	dade := j.ns.FreshVar(p, "dade", types.TupleOf(lmA, lmE))
+	da := j.ns.FreshVar(p, "da", lmA)
+	de := j.ns.FreshVar(p, "de", lmE)
+	dt := j.ns.FreshVar(p, "d"+t.Name, types.LMOf(s, t.T))
+	saved := j.env[t.Name]
+	j.env[t.Name] = dt
+	body := j.block(lam.Body)
+	j.env[t.Name] = saved
+	mInit, mV := j.lmOf(init), j.lmOf(v)
+	if body == nil && mInit == nil {
+		return nil // the step and the start do not depend on the argument
+	}
+	if body == nil {
+		body = ir.MkPrim(p, "lmZero", j.root, ir.MkGet(p, 1, ir.Ref(p, t)))
+	}
+	// (lam (tt) (let t = tt.1; dade = tt.2; da = dade.1; de = dade.2;
+	//            dt = (lmVCat da de) in body))
+	step := ir.MkLet(p, t, ir.MkGet(p, 1, ir.Ref(p, tt)),
+		ir.MkLet(p, dade, ir.MkGet(p, 2, ir.Ref(p, tt)),
+			ir.MkLet(p, da, ir.MkGet(p, 1, ir.Ref(p, dade)),
+				ir.MkLet(p, de, ir.MkGet(p, 2, ir.Ref(p, dade)),
+					&ir.Let{P: p, Vars: []*ir.Var{dt}, Rhs: ir.MkPrim(p, "lmVCat", ir.Ref(p, da), ir.Ref(p, de)), Of: t,
+						Body: body}))))
+	return ir.MkPrim(p, "lmFold", lam, ir.MkLam(p, tt, step), init, v,
+		j.orZero(mInit, p, init), j.orZero(mV, p, v))
 }

@@ -43,6 +43,8 @@ var lmTable = []*Prim{
 		Doc: "(lmRow v): dx -> ts_dot(v, dx), (LM T Float); the row of a dot product"},
 	{Name: "lmCol", Arity: 1, Check: checkLMCol, LM: true,
 		Doc: "(lmCol v): k -> ts_scale(k, v), (LM Float T); the transpose of lmRow"},
+	{Name: "lmFold", Arity: 6, Check: checkLMFold, Lams: []int{0, 1}, LM: true,
+		Doc: "(lmFold f g acc v macc mv): the map of (fold f acc v) given the maps of acc and v; g gives the map of one step from the maps of its accumulator and element (seed 002, Figures 12-15)"},
 	{Name: "lmTranspose", Arity: 1, Check: checkLMTranspose, LM: true,
 		Doc: "(lmTranspose m): the transpose, (LM T S) for m : (LM S T)"},
 	{Name: "lmApply", Arity: 2, Check: checkLMApply, LM: true,
@@ -278,4 +280,21 @@ func checkFoldTape(p []*types.Type) (*types.Type, string) {
 		return nil, "$foldtape: " + msg
 	}
 	return types.VecOf(acc), ""
+}
+
+func checkLMFold(p []*types.Type) (*types.Type, string) {
+	acc, msg := checkFold([]*types.Type{p[0], p[2], p[3]})
+	if msg != "" {
+		return nil, "lmFold: " + msg
+	}
+	s, t, ok := lmParts(p[4])
+	if !ok || !t.Equal(acc) || !p[5].Equal(types.LMOf(s, p[3])) {
+		return nil, "lmFold: expected the maps of the accumulator and the vector, got " + describeParts(p[4:])
+	}
+	elem := p[3].Elem
+	want := types.LamOf(types.TupleOf(types.TupleOf(acc, elem), types.TupleOf(types.LMOf(s, acc), types.LMOf(s, elem))), types.LMOf(s, acc))
+	if !p[1].Equal(want) {
+		return nil, fmt.Sprintf("lmFold: the step's map must be %s, not %s", want, p[1])
+	}
+	return types.LMOf(s, acc), ""
 }

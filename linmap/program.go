@@ -43,6 +43,9 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 	if !e.Type().Contains(types.LM) {
 		return e
 	}
+	if c, ok := isLMCall(e, "lmFold"); ok {
+		return f.fold(c)
+	}
 	if !HasLMVar(e) && e.Type().Kind == types.LM {
 		return f.ap(e, f.t)
 	}
@@ -376,6 +379,10 @@ func (rv *rev) addR(s *slot, l, r ir.Expr, p ir.Pos) {
 // contribute adds r reverse-applied to m into the accumulators.
 func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 	p := m.Pos()
+	if c, ok := isLMCall(m, "lmFold"); ok {
+		rv.fold(c, r)
+		return
+	}
 	if !HasLMVar(m) {
 		rv.addR(rv.root, m, r, p)
 		return
