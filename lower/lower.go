@@ -83,7 +83,7 @@ func BindParams(f *ir.Func, args []ir.Expr, body ir.Expr, pos ir.Pos) ir.Expr {
 func Builds(e ir.Expr, ns *ir.Names) ir.Expr {
 	return ir.Map(e, func(e ir.Expr) ir.Expr {
 		c, ok := e.(*ir.Call)
-		if !ok || c.Prim == nil || len(c.Args) != c.Prim.Arity {
+		if !ok || c.Prim == nil || c.Prim.Arity >= 0 && len(c.Args) != c.Prim.Arity {
 			return e
 		}
 		p := c.P

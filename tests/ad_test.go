@@ -1,0 +1,166 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// primChecks differentiates every primitive and prelude function whose
+// result has a tangent, each wrapped in a function of its own.
+var primChecks = []*check{
+	{name: "p_add", src: "(def p_add Float ((x : Float) (y : Float)) (add x y))", args: []spec{"f", "f"}, dr: "f", fd: true},
+	{name: "p_sub", src: "(def p_sub Float ((x : Float) (y : Float)) (sub x y))", args: []spec{"f", "f"}, dr: "f", fd: true},
+	{name: "p_mul", src: "(def p_mul Float ((x : Float) (y : Float)) (mul x y))", args: []spec{"f", "f"}, dr: "f", fd: true},
+	{name: "p_div", src: "(def p_div Float ((x : Float) (y : Float)) (div x y))", args: []spec{"f", "p"}, dr: "f", fd: true},
+	{name: "p_neg", src: "(def p_neg Float (x : Float) (neg x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_mulfi", src: "(def p_mulfi Float ((x : Float) (n : Integer)) (mul x n))", args: []spec{"f", "i3"}, dr: "f", fd: true},
+	{name: "p_to_float", src: "(def p_to_float Float ((x : Float) (n : Integer)) (mul x (to_float n)))", args: []spec{"f", "i5"}, dr: "f", fd: true},
+	{name: "p_bool_to_float", src: "(def p_bool_to_float Float (x : Float) (mul x (bool_to_float (gt x 0.0))))", args: []spec{"p"}, dr: "f", fd: true},
+	{name: "p_exp", src: "(def p_exp Float (x : Float) (exp x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_log", src: "(def p_log Float (x : Float) (log x))", args: []spec{"p"}, dr: "f", fd: true},
+	{name: "p_sin", src: "(def p_sin Float (x : Float) (sin x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_cos", src: "(def p_cos Float (x : Float) (cos x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_tanh", src: "(def p_tanh Float (x : Float) (tanh x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_sqrt", src: "(def p_sqrt Float (x : Float) (sqrt x))", args: []spec{"p"}, dr: "f", fd: true},
+	{name: "p_erf", src: "(def p_erf Float (x : Float) (erf x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_lgamma", src: "(def p_lgamma Float (x : Float) (lgamma x))", args: []spec{"p"}, dr: "f", fd: true},
+	{name: "p_cosh", src: "(def p_cosh Float (x : Float) (cosh x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_abs", src: "(def p_abs Float (x : Float) (abs x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_pow", src: "(def p_pow Float ((x : Float) (n : Integer)) (pow x n))", args: []spec{"f", "i3"}, dr: "f", fd: true},
+	{name: "p_max2", src: "(def p_max2 Float ((x : Float) (y : Float)) (max x y))", args: []spec{"f", "f"}, dr: "f", fd: true},
+	{name: "p_pi", src: "(def p_pi Float (x : Float) (mul x (pi)))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_maxv", src: "(def p_maxv Float (v : Vec Float) (max v))", args: []spec{"v5"}, dr: "f", fd: true},
+	{name: "p_expv", src: "(def p_expv (Vec Float) (v : Vec Float) (exp v))", args: []spec{"v4"}, dr: "v4", fd: true},
+	{name: "p_subvv", src: "(def p_subvv (Vec Float) ((a : Vec Float) (b : Vec Float)) (sub a b))", args: []spec{"v3", "v3"}, dr: "v3", fd: true},
+	{name: "p_subvf", src: "(def p_subvf (Vec Float) ((a : Vec Float) (b : Float)) (sub a b))", args: []spec{"v3", "f"}, dr: "v3", fd: true},
+	{name: "p_mulfv", src: "(def p_mulfv (Vec Float) ((k : Float) (v : Vec Float)) (mul k v))", args: []spec{"f", "v3"}, dr: "v3", fd: true},
+	{name: "p_mulmv", src: "(def p_mulmv (Vec Float) ((m : Tensor 2 Float) (v : Vec Float)) (mul m v))", args: []spec{"m2x3", "v3"}, dr: "v2", fd: true},
+	{name: "p_dot", src: "(def p_dot Float ((a : Vec Float) (b : Vec Float)) (dot a b))", args: []spec{"v4", "v4"}, dr: "f", fd: true},
+	{name: "p_build", src: "(def p_build (Vec Float) (x : Float) (build 4 (lam (i : Integer) (mul x (to_float i)))))", args: []spec{"f"}, dr: "v4", fd: true},
+	{name: "p_build2", src: "(def p_build2 (Tensor 2 Float) (v : Vec Float) (build (tuple 2 3) (lam (ij : Tuple Integer Integer) (let ((i j) ij) (mul (index i v) (index j v))))))", args: []spec{"v3"}, dr: "m2x3", fd: true},
+	{name: "p_sumbuild", src: "(def p_sumbuild Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (mul (index i v) (index i v)))))", args: []spec{"v5"}, dr: "f", fd: true},
+	{name: "p_sum", src: "(def p_sum Float (v : Vec Float) (sum v))", args: []spec{"v4"}, dr: "f", fd: true},
+	{name: "p_sumvv", src: "(def p_sumvv (Vec Float) (m : Vec (Vec Float)) (sum m))", args: []spec{"vv3x2"}, dr: "v2", fd: true},
+	{name: "p_index", src: "(def p_index Float ((v : Vec Float) (i : Integer)) (index i v))", args: []spec{"v4", "i2"}, dr: "f", fd: true},
+	{name: "p_index2", src: "(def p_index2 Float (m : Tensor 2 Float) (index (tuple 1 2) m))", args: []spec{"m2x3"}, dr: "f", fd: true},
+	{name: "p_fold", src: "(def p_fold Float (v : Vec Float) (fold (lam (a_x : Tuple Float Float) (let ((a x) a_x) (add (mul a x) (sin x)))) 0.5 v))", args: []spec{"v4"}, dr: "f", fd: true},
+	{name: "p_map", src: "(def p_map (Vec Float) (v : Vec Float) (map (lam (x : Float) (mul x (exp x))) v))", args: []spec{"v3"}, dr: "v3", fd: true},
+	{name: "p_map2", src: "(def p_map2 (Vec Float) ((a : Vec Float) (b : Vec Float)) (map2 (lam (p : Tuple Float Float) (let ((x y) p) (div x y))) a b))", args: []spec{"v3", "pv3"}, dr: "v3", fd: true},
+	{name: "p_constVec", src: "(def p_constVec (Vec Float) (x : Float) (constVec 3 (mul x x)))", args: []spec{"f"}, dr: "v3", fd: true},
+	{name: "p_deltaVec", src: "(def p_deltaVec (Vec Float) (x : Float) (deltaVec 4 2 (sin x)))", args: []spec{"f"}, dr: "v4", fd: true},
+	{name: "p_delta", src: "(def p_delta Float ((x : Float) (i : Integer)) (add (delta i 2 x) (delta i 3 (mul x x))))", args: []spec{"f", "i2"}, dr: "f", fd: true},
+	{name: "p_Vec_init", src: "(def p_Vec_init (Vec Float) ((x : Float) (y : Float)) (Vec_init x (mul x y) y))", args: []spec{"f", "f"}, dr: "v3", fd: true},
+	{name: "p_unzip", src: "(def p_unzip (Tuple (Vec Float) (Vec Float)) (v : Vec Float) (unzip (build (size v) (lam (i : Integer) (tuple (index i v) (mul 2.0 (index i v)))))))", args: []spec{"v3"}, dr: "t(v3,v3)", fd: true},
+	{name: "p_ts_add", src: "(def p_ts_add (Vec Float) ((a : Vec Float) (b : Vec Float)) (ts_add a b))", args: []spec{"v3", "v3"}, dr: "v3", fd: true},
+	{name: "p_ts_scale", src: "(def p_ts_scale (Vec Float) ((k : Float) (v : Vec Float)) (ts_scale k v))", args: []spec{"f", "v3"}, dr: "v3", fd: true},
+	{name: "p_ts_dot", src: "(def p_ts_dot Float ((a : Vec Float) (b : Vec Float)) (ts_dot a b))", args: []spec{"v3", "v3"}, dr: "f", fd: true},
+	{name: "p_ts_neg", src: "(def p_ts_neg (Tuple Float (Vec Float)) (t : Tuple Float (Vec Float)) (ts_neg t))", args: []spec{"t(f,v2)"}, dr: "t(f,v2)", fd: true},
+	{name: "p_trace", src: "(def p_trace Float (x : Float) (mul x x))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_inline", src: "(def p_inl Float (x : Float) (sin x))\n(def p_inline Float (x : Float) ($inline (p_inl x)))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_copydown", src: "(def p_copydown (Vec Float) (v : Vec Float) ($copydown (exp v)))", args: []spec{"v2"}, dr: "v2", fd: true},
+	{name: "p_get", src: "(def p_get Float (t : Tuple Float Float Integer) (mul (get$1$3 t) (get$2$3 t)))", args: []spec{"t(f,f,i4)"}, dr: "f", fd: true},
+	{name: "p_if", src: "(def p_if Float ((x : Float) (y : Float)) (if (gt x y) (mul x x) (exp y)))", args: []spec{"f", "f"}, dr: "f", fd: true},
+	{name: "p_assert", src: "(def p_assert Float (x : Float) (assert (gt (mul x x) 0.0) (sin x)))", args: []spec{"f"}, dr: "f", fd: true},
+	{name: "p_let", src: "(def p_let Float (x : Float) (let ((a (mul x x)) ((b c) (tuple a (sin a)))) (add b c)))", args: []spec{"f"}, dr: "f", fd: true},
+}
+
+// runChecks builds the check program and runs it through the backends,
+// failing on any error above the tolerances.
+func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfCheck bool) {
+	t.Helper()
+	needCC(t)
+	src := program(prelude, checks, n, 1, selfCheck)
+	dir := t.TempDir()
+	file := filepath.Join(dir, name+".ks")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tol := map[string]float64{"self_check": 1e-4}
+	for _, c := range checks {
+		tol[c.name] = c.tol
+		if tol[c.name] == 0 {
+			tol[c.name] = 1e-5
+		}
+	}
+	outputs := map[string]string{}
+	for _, b := range []string{"c", "go"} {
+		if !wantBackend(b) {
+			continue
+		}
+		r := runProgram(t, b, file)
+		if r.code != 0 {
+			t.Fatalf("%s backend: status %d\n%s", b, r.code, r.stderr)
+		}
+		outputs[b] = r.stdout
+		seen := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 3 {
+				t.Fatalf("%s backend: bad line %q", b, line)
+			}
+			seen[f[0]]++
+			adj, err1 := strconv.ParseFloat(f[1], 64)
+			fd, err2 := strconv.ParseFloat(f[2], 64)
+			if err1 != nil || err2 != nil {
+				t.Errorf("%s backend, %s: cannot read %q", b, f[0], line)
+				continue
+			}
+			if f[0] == "self_check" {
+				if !(adj <= tol[f[0]]) {
+					t.Errorf("%s backend: (self_check) = %g, want at most %g", b, adj, tol[f[0]])
+				}
+				continue
+			}
+			if !(adj <= 1e-10) {
+				t.Errorf("%s backend, %s: adjoint identity off by %g (relative)", b, f[0], adj)
+			}
+			if fd != -1 && !(fd <= tol[f[0]]) {
+				t.Errorf("%s backend, %s: forward mode differs from central differences by %g (relative)", b, f[0], fd)
+			}
+		}
+		for _, c := range checks {
+			if seen[c.name] != n {
+				t.Errorf("%s backend: %s checked %d times, want %d", b, c.name, seen[c.name], n)
+			}
+		}
+	}
+	if len(outputs) == 2 && outputs["c"] != outputs["go"] {
+		t.Logf("the backends print different errors (within tolerance):\n--- c ---\n%s--- go ---\n%s", outputs["c"], outputs["go"])
+	}
+}
+
+// TestDerivativesOfPrimitives checks [fwd f] against central finite
+// differences, and [fwd f] against [rev f] by the adjoint identity
+// <fwd(x, dx), dr> = <dx, rev(x, dr)>, at random points, for every
+// primitive and prelude function.
+func TestDerivativesOfPrimitives(t *testing.T) {
+	runChecks(t, "prims", "", primChecks, 3, false)
+}
+
+// TestDerivativesOfPrograms checks the functions named by the ; CHECK
+// lines of every program in testdata/ad the same way, and runs the
+// program's own (self_check), which uses $check, when it has one.
+func TestDerivativesOfPrograms(t *testing.T) {
+	for _, file := range programFiles(t, "ad") {
+		name := strings.TrimSuffix(filepath.Base(file), ".ks")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checks, err := parseChecks(string(src))
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if len(checks) == 0 {
+				t.Fatalf("%s: no ; CHECK lines", file)
+			}
+			self := strings.Contains(string(src), "(def self_check ")
+			runChecks(t, name, string(src), checks, 2, self)
+		})
+	}
+}

@@ -1,0 +1,285 @@
+package tests
+
+import (
+	"fmt"
+	"math/rand"
+	"strconv"
+	"strings"
+)
+
+// A spec describes the values of one argument (or of a cotangent) for a
+// derivative check:
+//
+//	f        a Float in [-1.5, 1.5] away from 0
+//	p        a positive Float in [0.5, 2]
+//	i3       the Integer 3 (its tangent is unit)
+//	v4, pv4  a Vec of 4 Floats (positive)
+//	m2x3     a (Tensor 2 Float) of 2 rows and 3 columns
+//	vv2x3    a (Vec (Vec Float)) of 2 rows of 3
+//	t(a,b)   a tuple of the specs a and b
+type spec string
+
+// ksType returns the ks type of values of the spec.
+func (s spec) ksType() string {
+	switch {
+	case s == "f" || s == "p":
+		return "Float"
+	case strings.HasPrefix(string(s), "i"):
+		return "Integer"
+	case strings.HasPrefix(string(s), "b"):
+		return "Bool"
+	case strings.HasPrefix(string(s), "vv"):
+		return "(Vec (Vec Float))"
+	case strings.HasPrefix(string(s), "pv") || strings.HasPrefix(string(s), "v"):
+		return "(Vec Float)"
+	case strings.HasPrefix(string(s), "m"):
+		return "(Tensor 2 Float)"
+	case strings.HasPrefix(string(s), "t("):
+		parts := s.parts()
+		ts := make([]string, len(parts))
+		for i, p := range parts {
+			ts[i] = p.ksType()
+		}
+		return "(Tuple " + strings.Join(ts, " ") + ")"
+	}
+	panic("bad spec " + s)
+}
+
+// parts splits t(a,b,...) at its top-level commas.
+func (s spec) parts() []spec {
+	inner := string(s[2 : len(s)-1])
+	var out []spec
+	depth, start := 0, 0
+	for i, c := range inner {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, spec(inner[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, spec(inner[start:]))
+}
+
+func dims(s string) (int, int) {
+	a, b, _ := strings.Cut(s, "x")
+	r, _ := strconv.Atoi(a)
+	c, _ := strconv.Atoi(b)
+	return r, c
+}
+
+// lit spells a Float so that it reads back exactly.
+func lit(x float64) string {
+	s := strconv.FormatFloat(x, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
+
+func randFloat(rng *rand.Rand, positive bool) float64 {
+	if positive {
+		return 0.5 + 1.5*rng.Float64()
+	}
+	x := 0.2 + 1.3*rng.Float64()
+	if rng.Intn(2) == 0 {
+		x = -x
+	}
+	return x
+}
+
+func vecLit(xs []string) string {
+	if len(xs) == 0 {
+		return "(build 0 (lam (i : Integer) 0.0))"
+	}
+	return "(Vec_init " + strings.Join(xs, " ") + ")"
+}
+
+// value returns a random value of the spec as ks text; tangent asks for a
+// random tangent of it instead (Integers and Bools give the unit tuple).
+func (s spec) value(rng *rand.Rand, tangent bool) string {
+	str := string(s)
+	switch {
+	case s == "f" || s == "p":
+		return lit(randFloat(rng, s == "p" && !tangent))
+	case strings.HasPrefix(str, "i"), strings.HasPrefix(str, "b"):
+		if tangent {
+			return "(tuple)"
+		}
+		if str[0] == 'b' {
+			return map[byte]string{'0': "false", '1': "true"}[str[1]]
+		}
+		return str[1:]
+	case strings.HasPrefix(str, "pv") || strings.HasPrefix(str, "v") && !strings.HasPrefix(str, "vv"):
+		pos := strings.HasPrefix(str, "pv") && !tangent
+		n, _ := strconv.Atoi(strings.TrimLeft(str, "pv"))
+		xs := make([]string, n)
+		for i := range xs {
+			xs[i] = lit(randFloat(rng, pos))
+		}
+		return vecLit(xs)
+	case strings.HasPrefix(str, "m"):
+		r, c := dims(str[1:])
+		xs := make([]string, r*c)
+		for i := range xs {
+			xs[i] = lit(randFloat(rng, false))
+		}
+		return fmt.Sprintf("(let (d %s) (build (tuple %d %d) (lam (ij : Tuple Integer Integer) (let ((i j) ij) (index (add (mul i %d) j) d)))))",
+			vecLit(xs), r, c, c)
+	case strings.HasPrefix(str, "vv"):
+		r, c := dims(str[2:])
+		rows := make([]string, r)
+		for i := range rows {
+			xs := make([]string, c)
+			for j := range xs {
+				xs[j] = lit(randFloat(rng, false))
+			}
+			rows[i] = vecLit(xs)
+		}
+		return "(Vec_init " + strings.Join(rows, " ") + ")"
+	case strings.HasPrefix(str, "t("):
+		parts := s.parts()
+		xs := make([]string, len(parts))
+		for i, p := range parts {
+			xs[i] = p.value(rng, tangent)
+		}
+		return "(tuple " + strings.Join(xs, " ") + ")"
+	}
+	panic("bad spec " + s)
+}
+
+// A check is one function to differentiate at random points.
+type check struct {
+	name string
+	src  string // ks definitions; the function checked is named name
+	args []spec // the function's parameters
+	dr   spec   // its result's cotangent
+	fd   bool   // also compare forward mode with central differences
+	tol  float64
+}
+
+// argType returns the function's argument type.
+func (c *check) argType() string {
+	if len(c.args) == 1 {
+		return c.args[0].ksType()
+	}
+	ts := make([]string, len(c.args))
+	for i, a := range c.args {
+		ts[i] = a.ksType()
+	}
+	return "(Tuple " + strings.Join(ts, " ") + ")"
+}
+
+// point returns the argument, a tangent of it and a cotangent of the
+// result, as ks text.
+func (c *check) point(rng *rand.Rand) (x, dx, dr string) {
+	var xs, dxs []string
+	for _, a := range c.args {
+		xs = append(xs, a.value(rng, false))
+		dxs = append(dxs, a.value(rng, true))
+	}
+	if len(c.args) == 1 {
+		x, dx = xs[0], dxs[0]
+	} else {
+		x, dx = "(tuple "+strings.Join(xs, " ")+")", "(tuple "+strings.Join(dxs, " ")+")"
+	}
+	return x, dx, c.dr.value(rng, true)
+}
+
+// program returns a ks program checking every check at n random points,
+// after the definitions in prelude: each line is "name adjoint-error
+// fd-error". If selfCheck is set, main first prints "self_check E
+// -1" with E the value of the program's (self_check).
+func program(prelude string, checks []*check, n int, seed int64, selfCheck bool) string {
+	rng := rand.New(rand.NewSource(seed))
+	var b strings.Builder
+	b.WriteString(prelude)
+	b.WriteString("\n")
+	for _, c := range checks {
+		b.WriteString(c.src)
+		b.WriteString("\n")
+		fmt.Fprintf(&b, "(gdef fwd [%s %s])\n(gdef rev [%s %s])\n", c.name, c.argType(), c.name, c.argType())
+		t := c.argType()
+		fmt.Fprintf(&b, `(def adj$%[1]s Float ((x : %[2]s) (dx : %[3]s) (dr : %[4]s))
+  (let ((a (ts_dot ([fwd %[1]s] x dx) dr))
+        (b (ts_dot dx ([rev %[1]s] x dr))))
+    (div (abs (sub a b)) (add 1e-200 (add (abs a) (abs b))))))
+`, c.name, t, tangentOf(t), c.dr.ksType())
+		if c.fd {
+			fmt.Fprintf(&b, `(def fd$%[1]s Float ((x : %[2]s) (dx : %[3]s) (dr : %[4]s))
+  (let ((h 1e-6)
+        (yp (%[1]s (ts_add x (ts_scale h dx))))
+        (ym (%[1]s (ts_add x (ts_scale (neg h) dx))))
+        (fd (div (sub (ts_dot yp dr) (ts_dot ym dr)) (mul 2.0 h)))
+        (an (ts_dot ([fwd %[1]s] x dx) dr)))
+    (div (abs (sub fd an)) (add 1e-3 (abs an)))))
+`, c.name, t, tangentOf(t), c.dr.ksType())
+		}
+	}
+	b.WriteString("(def main Integer ()\n    (print")
+	if selfCheck {
+		b.WriteString("\n      \"self_check \" (self_check) \" -1\\n\"")
+	}
+	for _, c := range checks {
+		for k := 0; k < n; k++ {
+			x, dx, dr := c.point(rng)
+			fd := "-1.0"
+			if c.fd {
+				fd = fmt.Sprintf("(fd$%s %s %s %s)", c.name, x, dx, dr)
+			}
+			fmt.Fprintf(&b, "\n      %q (adj$%s %s %s %s) \" \" %s \"\\n\"", c.name+" ", c.name, x, dx, dr, fd)
+		}
+	}
+	b.WriteString("))\n")
+	return b.String()
+}
+
+// tangentOf spells the tangent type of a ks type written by the specs.
+func tangentOf(t string) string {
+	r := strings.NewReplacer("Integer", "(Tuple)", "Bool", "(Tuple)")
+	return r.Replace(t)
+}
+
+// parseChecks reads the ; CHECK lines of an AD test program:
+//
+//	; CHECK name spec... -> spec [nofd] [tol=T]
+func parseChecks(src string) ([]*check, error) {
+	var out []*check
+	for i, line := range strings.Split(src, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "; CHECK ")
+		if !ok {
+			continue
+		}
+		lhs, rhs, ok := strings.Cut(rest, "->")
+		f := strings.Fields(lhs)
+		r := strings.Fields(rhs)
+		if !ok || len(f) < 2 || len(r) < 1 {
+			return nil, fmt.Errorf("line %d: want ; CHECK name spec... -> spec [nofd] [tol=T]", i+1)
+		}
+		c := &check{name: f[0], dr: spec(r[0]), fd: true}
+		for _, a := range f[1:] {
+			c.args = append(c.args, spec(a))
+		}
+		for _, opt := range r[1:] {
+			switch {
+			case opt == "nofd":
+				c.fd = false
+			case strings.HasPrefix(opt, "tol="):
+				t, err := strconv.ParseFloat(opt[4:], 64)
+				if err != nil {
+					return nil, fmt.Errorf("line %d: %v", i+1, err)
+				}
+				c.tol = t
+			default:
+				return nil, fmt.Errorf("line %d: unknown option %q", i+1, opt)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
