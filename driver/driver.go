@@ -33,6 +33,8 @@ const (
 type Options struct {
 	// CheckIR runs the IR checker after every pass.
 	CheckIR bool
+	// Warn, if set, receives warnings of the optimiser.
+	Warn func(pos ir.Pos, msg string)
 }
 
 // An InternalError is a bug in ksc: a panic caught at a stage boundary,
@@ -156,6 +158,6 @@ func check(files []*syntax.File, stage Stage) (prog *ir.Program, err error) {
 // Optimise runs the optimiser passes over a derived program.
 func Optimise(prog *ir.Program, opts Options) error {
 	return guard("the optimiser", "", func() error {
-		return optimise.Run(prog, optimise.Options{Check: opts.CheckIR})
+		return optimise.Run(prog, optimise.Options{Check: opts.CheckIR, Warn: opts.Warn})
 	})
 }

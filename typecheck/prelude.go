@@ -29,7 +29,7 @@ func PreludeDef(p *ir.Prim) (*ir.Func, error) {
 }
 
 // CheckExpr type-checks a ks expression over the given variables, with
-// only the primitives in scope. The derivative rules of the primitive
+// only the primitives in scope (including those internal to derived code). The derivative rules of the primitive
 // table and the laws of the optimiser are written in ks and read this way.
 func CheckExpr(name, src string, vars []*ir.Var) (ir.Expr, error) {
 	e, err := syntax.ParseExpr(name, []byte(src))
@@ -37,6 +37,7 @@ func CheckExpr(name, src string, vars []*ir.Var) (ir.Expr, error) {
 		return nil, err
 	}
 	c := newChecker()
+	c.internal = true
 	var sc *scope
 	for _, v := range vars {
 		sc = sc.push(v)

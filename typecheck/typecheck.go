@@ -53,6 +53,8 @@ type checker struct {
 	names map[string][]*ir.Func // by Name.String(): every overload declared
 	later map[string]syntax.Pos // where each function name is first declared, for messages
 	errs  syntax.ErrorList
+	// internal allows the primitives of derived code (CheckExpr).
+	internal bool
 }
 
 // declareLater records where a function name is declared, so that a use
@@ -555,7 +557,7 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 		}
 	}
 	if n.Deriv == "" && n.Arg == nil {
-		if ps := ir.LookupPrim(n.Base); len(ps) > 0 && ps[0].InPlace && !c.hasUserOverload(n.Base) {
+		if ps := ir.LookupPrim(n.Base); len(ps) > 0 && ps[0].InPlace && !c.hasUserOverload(n.Base) && !c.internal {
 			c.errorf(n.P, "%s is internal to derived code (it updates its argument in place)", n.Base)
 			return nil
 		}

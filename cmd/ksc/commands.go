@@ -27,7 +27,7 @@ func compile(c *cli.Context, t *timer) (*ir.Program, error) {
 		return nil, err
 	}
 	t.step("front end")
-	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check-ir")}); err != nil {
+	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check-ir"), Warn: warner(c.App.ErrWriter)}); err != nil {
 		return nil, err
 	}
 	t.step("optimise")
@@ -271,4 +271,9 @@ func hasMain(prog *ir.Program) bool {
 		}
 	}
 	return false
+}
+
+// warner prints the optimiser's warnings as file:line:col: warning: ...
+func warner(w io.Writer) func(ir.Pos, string) {
+	return func(pos ir.Pos, msg string) { fmt.Fprintf(w, "%s: warning: %s\n", pos, msg) }
 }

@@ -1,0 +1,127 @@
+package optimise
+
+import (
+	"testing"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/typecheck"
+	"github.com/ksc-lang/ksc/types"
+)
+
+var (
+	tF   = types.FloatType
+	tI   = types.IntegerType
+	tVF  = types.VecOf(types.FloatType)
+	tLM  = types.LMOf(types.FloatType, types.FloatType)
+	tLMV = types.LMOf(tVF, types.FloatType)
+)
+
+// lawTests gives, for each law, an expression where it applies and the
+// result of applying it (alone, to a fixpoint).
+var lawTests = []struct {
+	law, in, want string
+}{
+	{"compose-one-right", "(lmCompose m (lmOne x))", "m"},
+	{"compose-one-left", "(lmCompose (lmOne x) m)", "m"},
+	{"add-zero-right", "(lmAdd m (lmZero x y))", "m"},
+	{"add-zero-left", "(lmAdd (lmZero x y) m)", "m"},
+	{"scale-compose", "(lmCompose (lmScale x a) (lmScale y b))", "(lmScale y (mul a b))"},
+	{"scale-add", "(lmAdd (lmScale x a) (lmScale y b))", "(lmScale x (add a b))"},
+	{"factor-right", "(lmAdd (lmCompose (lmScale x a) m) (lmCompose (lmScale x b) m))", "(lmCompose (lmAdd (lmScale x a) (lmScale x b)) m)"},
+	{"transpose-transpose", "(lmTranspose (lmTranspose m))", "m"},
+	{"index-build", "(index 2 (build n (lam (i : Integer) (mul a (to_float i)))))", "(let (i 2) (mul a (to_float i)))"},
+	{"size-build", "(size (build n (lam (i : Integer) a)))", "n"},
+	{"sum-build", "(sum (build n (lam (i : Integer) (mul a a))))", "(sumbuild n (lam (i : Integer) (mul a a)))"},
+	{"sumbuild-deltaVec", "(sumbuild n (lam (i : Integer) (deltaVec n i (mul a (to_float i)))))", "(build n (lam (i : Integer) (mul a (to_float i))))"},
+	{"ts_add-float", "(ts_add a b)", "(add a b)"},
+	{"ts_scale-float", "(ts_scale a b)", "(mul a b)"},
+	{"ts_neg-float", "(ts_neg a)", "(neg a)"},
+	{"ts_dot-float", "(ts_dot a b)", "(mul a b)"},
+	{"ts_zero-float", "(ts_zero a)", "0.0"},
+	{"addTo-float", "($addTo a b)", "(add a b)"},
+	{"add-zero-left-float", "(add 0.0 a)", "a"},
+	{"add-zero-right-float", "(add a 0.0)", "a"},
+	{"mul-one-left", "(mul 1.0 a)", "a"},
+	{"mul-one-right", "(mul a 1.0)", "a"},
+}
+
+// vars are the variables the law tests may use.
+var vars = []*ir.Var{
+	{Name: "m", T: tLM}, {Name: "x", T: tF}, {Name: "y", T: tF},
+	{Name: "a", T: tF}, {Name: "b", T: tF}, {Name: "n", T: tI}, {Name: "v", T: tVF},
+}
+
+func TestLaws(t *testing.T) {
+	laws, err := compileLaws(Laws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*law{}
+	for _, l := range laws {
+		if l.Eq == "" {
+			t.Errorf("law %s has no equation", l.Name)
+		}
+		if byName[l.Name] != nil {
+			t.Errorf("law %s is in the table twice", l.Name)
+		}
+		byName[l.Name] = l
+	}
+	tested := map[string]bool{}
+	for _, tc := range lawTests {
+		tested[tc.law] = true
+		l := byName[tc.law]
+		if l == nil {
+			t.Errorf("no law %s", tc.law)
+			continue
+		}
+		in, err := typecheck.CheckExpr("test", tc.in, vars)
+		if err != nil {
+			t.Errorf("%s: %v", tc.law, err)
+			continue
+		}
+		r := newRewriter([]*law{l}, nil, lower.Effects{}, limit)
+		out := in
+		for i := 0; i < 10; i++ {
+			out = ir.Map(out, r.node)
+		}
+		if r.used[l.Name] == 0 {
+			t.Errorf("%s did not apply to %s", tc.law, tc.in)
+		}
+		if got := ir.FormatExpr(out); got != tc.want {
+			t.Errorf("%s: %s became %s, want %s", tc.law, tc.in, got, tc.want)
+		}
+		if !out.Type().Equal(in.Type()) {
+			t.Errorf("%s changed the type from %s to %s", tc.law, in.Type(), out.Type())
+		}
+	}
+	for _, l := range laws {
+		if !tested[l.Name] {
+			t.Errorf("law %s has no test", l.Name)
+		}
+	}
+}
+
+// TestLawSideConditions checks that a law does not apply when its side
+// condition fails.
+func TestLawSideConditions(t *testing.T) {
+	laws, err := compileLaws(Laws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ in string }{
+		{"(ts_add v v)"}, // not Float
+		{"(sumbuild n (lam (i : Integer) (deltaVec (add n i) i a)))"}, // i free in the size
+		{"(size (build n (lam (i : Integer) (to_float (print a)))))"}, // the body prints
+	} {
+		in, err := typecheck.CheckExpr("test", tc.in, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newRewriter(laws, nil, lower.Effects{}, limit)
+		out := ir.Map(in, r.node)
+		if got := ir.FormatExpr(out); got != ir.FormatExpr(in) {
+			t.Errorf("%s became %s", tc.in, got)
+		}
+	}
+}
