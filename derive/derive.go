@@ -323,8 +323,8 @@ func (d *deriver) close() {
 				default:
 					return true
 				}
-				for _, g := range d.leaves(m, f) {
-					d.needApply(deriv, g, c.P)
+				for _, l := range d.leaves(m, f) {
+					d.needApply(deriv, l.g, l.pos)
 				}
 				return true
 			})
@@ -332,11 +332,17 @@ func (d *deriver) close() {
 	}
 }
 
+// A leaf is a call of [D g] that applying a map reaches, and where it is.
+type leaf struct {
+	g   *ir.Func
+	pos ir.Pos
+}
+
 // leaves returns the functions g whose [D g] applying m reaches: the calls
 // of [D g] in m, and, where m calls [D h] for the function h that f
 // derives (whose body is inlined when f is defined), those in [D h]'s body.
-func (d *deriver) leaves(m ir.Expr, f *ir.Func) []*ir.Func {
-	var out []*ir.Func
+func (d *deriver) leaves(m ir.Expr, f *ir.Func) []leaf {
+	var out []leaf
 	seen := map[*ir.Func]bool{}
 	var walk func(e ir.Expr, inline bool)
 	walk = func(e ir.Expr, inline bool) {
@@ -352,7 +358,7 @@ func (d *deriver) leaves(m ir.Expr, f *ir.Func) []*ir.Func {
 			}
 			if !seen[g] {
 				seen[g] = true
-				out = append(out, g)
+				out = append(out, leaf{g: g, pos: c.P})
 			}
 			return true
 		})

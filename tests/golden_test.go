@@ -71,6 +71,8 @@ func stages(t *testing.T, file string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	section("derived", string(prog.Format()))
+	reparse(t, "derived", prog.Format())
 	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -167,6 +167,10 @@ func (c *checker) def(d *syntax.Def) {
 	}
 	f := &ir.Func{P: d.Name.P, Name: name, BaseArg: baseArg, Arg: arg, Result: d.Result.T,
 		Kind: ir.DefFunc, Params: vars, OneParam: d.OneParam || len(vars) == 1}
+	// The bodies of derived functions may use the primitives of derived
+	// code (as ksc prints them in the derived and optimised stages).
+	c.internal = len(name.Derivs) > 0
+	defer func() { c.internal = false }()
 	if len(name.Derivs) > 0 {
 		c.checkDerivedDecl(d.Name.P, f)
 	}
@@ -558,7 +562,7 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 	}
 	if n.Deriv == "" && n.Arg == nil {
 		if ps := ir.LookupPrim(n.Base); len(ps) > 0 && ps[0].InPlace && !c.hasUserOverload(n.Base) && !c.internal {
-			c.errorf(n.P, "%s is internal to derived code (it updates its argument in place)", n.Base)
+			c.errorf(n.P, "%s is internal to derived code (it updates its argument in place); only derived functions such as [rev f] may use it", n.Base)
 			return nil
 		}
 	}
