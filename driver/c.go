@@ -79,7 +79,7 @@ func (cc CC) CompileC(ctx context.Context, src, out string, extra ...string) (wa
 
 // BuildC compiles prog (optimised) into an executable in dir and returns its path.
 func BuildC(ctx context.Context, prog *ir.Program, cc CC, dir string) (string, error) {
-	out, err := EmitC(prog, cemit.Options{Prefix: "ks", Main: true})
+	out, err := EmitC(prog, cemitOptions())
 	if err != nil {
 		return "", err
 	}
@@ -117,3 +117,6 @@ func Run(ctx context.Context, exe string, stdout, stderr io.Writer) (int, error)
 	}
 	return 0, nil
 }
+
+// cemitOptions are the options of a program built to run.
+func cemitOptions() cemit.Options { return cemit.Options{Prefix: "ks", Main: true} }
