@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/ksc-lang/ksc/cl"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/lower"
 	"github.com/ksc-lang/ksc/syntax"
@@ -140,6 +141,15 @@ func (d *deriver) generate(f *ir.Func) {
 		}
 		x, dr := d.params(f, "x", "dr")
 		f.Body = ir.CallFunc(p, ra, x, dr, ir.MkPrim(p, "ts_zero", x))
+	case "CL":
+		body, err := cl.Derive(base, d.ns)
+		if err != nil {
+			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+			return
+		}
+		f.Params = base.Params
+		f.OneParam = base.OneParam
+		f.Body = body
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ksc-lang/ksc/driver"
+	"github.com/ksc-lang/ksc/cl"
 	cemit "github.com/ksc-lang/ksc/emit/c"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/syntax"
@@ -192,9 +193,9 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 			stdout.Write(syntax.FormatFile(f))
 		}
 		return nil
-	case "typed", "derived", "optimised", "c", "go":
+	case "typed", "derived", "optimised", "cl", "c", "go":
 	default:
-		return usagef("unknown stage %q (want parsed, typed, derived, optimised, c or go)", stage)
+		return usagef("unknown stage %q (want parsed, typed, derived, cl, optimised, c or go)", stage)
 	}
 	st := driver.Derived
 	if stage == "typed" {
@@ -204,8 +205,16 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if stage == "typed" || stage == "derived" {
+	switch stage {
+	case "typed", "derived":
 		stdout.Write(prog.Format())
+		return nil
+	case "cl":
+		text, err := cl.Format(prog)
+		if err != nil {
+			return err
+		}
+		stdout.Write(text)
 		return nil
 	}
 	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check")}); err != nil {

@@ -165,9 +165,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage:     "print the program after a stage of the pipeline",
 				ArgsUsage: "FILE.ks...",
 				Description: "Stages: parsed (canonical source), typed (resolved and desugared), derived\n" +
-					"(with generated functions), optimised (after the passes), c, go.",
+					"(with generated functions), cl (every definition in the categorical language),\n" +
+					"optimised (after the passes), c, go.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "stage", Value: "typed", Usage: "parsed, typed, derived, optimised, c or go"},
+					&cli.StringFlag{Name: "stage", Value: "typed", Usage: "parsed, typed, derived, cl, optimised, c or go"},
 					&cli.BoolFlag{Name: "check", Usage: "run the IR checker after every pass"},
 				},
 				Action: func(c *cli.Context) error { return cmdEmit(c, stdout) },
