@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/ksc-lang/ksc/driver"
 	"github.com/ksc-lang/ksc/cl"
+	"github.com/ksc-lang/ksc/driver"
 	cemit "github.com/ksc-lang/ksc/emit/c"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/syntax"
