@@ -251,6 +251,8 @@ type Program struct {
 	Funcs []*Func
 	Rules []*Rule
 	Gdefs []*Gdef
+	// Types are the named types (the records of split reverse mode).
+	Types []*types.Type
 
 	names *Names
 }

@@ -127,7 +127,7 @@ var (
 func sig(result *types.Type, args ...*types.Type) *Sig { return &Sig{Args: args, Result: result} }
 
 // table is the primitive table. It is read-only after initialisation.
-var table = append(baseTable, lmTable...)
+var table = append(append(baseTable, lmTable...), bogTable...)
 
 var baseTable = []*Prim{
 	// Arithmetic (prelude). Integer arithmetic wraps around; integer
@@ -254,7 +254,7 @@ var baseTable = []*Prim{
 	{Name: "eq", Arity: 2, Check: checkEq, Doc: "structural equality"},
 	{Name: "ne", Arity: 2, Check: checkEq, Doc: "structural inequality"},
 	{Name: "print", Arity: -1, Check: checkPrint, Doc: "print each argument; returns the number of arguments - 1"},
-	{Name: "$trace", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "print Trace[value] and return the value"},
+	{Name: "$trace", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkTrace, Doc: "print Trace[value] and return the value"},
 	{Name: "$check", Arity: 5, Check: checkCheck, Lams: []int{0, 1}, Doc: "derivative check"},
 	{Name: "$inline", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "request to inline the call"},
 	{Name: "$copydown", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "memory-compaction hint; the identity"},
@@ -490,28 +490,28 @@ func checkTsAdd(p []*types.Type) (*types.Type, string) {
 }
 
 func checkTsScale(p []*types.Type) (*types.Type, string) {
-	if !p[0].Equal(tF) || !p[1].IsValue() {
+	if !p[0].Equal(tF) || !p[1].IsPlain() {
 		return nil, "ts_scale: expected a Float and a value, got " + describeParts(p)
 	}
 	return p[1], ""
 }
 
 func checkTsDot(p []*types.Type) (*types.Type, string) {
-	if !p[0].Equal(p[1]) || !p[0].IsValue() {
+	if !p[0].Equal(p[1]) || !p[0].IsPlain() {
 		return nil, "ts_dot: expected two values of the same type, got " + describeParts(p)
 	}
 	return tF, ""
 }
 
 func checkTsNeg(p []*types.Type) (*types.Type, string) {
-	if !p[0].IsValue() {
+	if !p[0].IsPlain() {
 		return nil, "ts_neg: cannot negate " + p[0].String()
 	}
 	return p[0], ""
 }
 
 func checkEq(p []*types.Type) (*types.Type, string) {
-	if !p[0].Equal(p[1]) || !p[0].IsValue() {
+	if !p[0].Equal(p[1]) || !p[0].IsPlain() {
 		return nil, "eq/ne: expected two values of the same type, got " + describeParts(p)
 	}
 	return tB, ""
@@ -519,11 +519,18 @@ func checkEq(p []*types.Type) (*types.Type, string) {
 
 func checkPrint(p []*types.Type) (*types.Type, string) {
 	for _, t := range p {
-		if !t.IsValue() {
+		if !t.IsPlain() {
 			return nil, "print: cannot print " + t.String()
 		}
 	}
 	return tI, ""
+}
+
+func checkTrace(p []*types.Type) (*types.Type, string) {
+	if !p[0].IsPlain() {
+		return nil, "$trace: cannot print " + p[0].String()
+	}
+	return p[0], ""
 }
 
 func checkIdentity(p []*types.Type) (*types.Type, string) {

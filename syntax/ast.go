@@ -63,6 +63,17 @@ type Rule struct {
 	Lhs, Rhs       Expr
 }
 
+// A Deftype names a type, which may refer to itself (ksc prints the
+// records of split reverse mode this way; not part of Knossos' language).
+//
+//	(deftype NAME TYPE)
+type Deftype struct {
+	Lparen, Rparen Pos
+	NameP          Pos
+	Name           string
+	Type           *TypeExpr
+}
+
 // A Name names a global function: f, [f T], [rev f], [rev [f T]],
 // [shape [rev f]].
 type Name struct {
@@ -202,25 +213,27 @@ type Dummy struct {
 	Type           *TypeExpr
 }
 
-func (d *Def) Pos() Pos    { return d.Lparen }
-func (d *Edef) Pos() Pos   { return d.Lparen }
-func (d *Gdef) Pos() Pos   { return d.Lparen }
-func (d *Rule) Pos() Pos   { return d.Lparen }
-func (n *Name) Pos() Pos   { return n.P }
-func (e *Lit) Pos() Pos    { return e.P }
-func (e *Var) Pos() Pos    { return e.P }
-func (e *Call) Pos() Pos   { return e.Lparen }
-func (e *Tuple) Pos() Pos  { return e.Lparen }
-func (e *Let) Pos() Pos    { return e.Lparen }
-func (e *If) Pos() Pos     { return e.Lparen }
-func (e *Assert) Pos() Pos { return e.Lparen }
-func (e *Lam) Pos() Pos    { return e.Lparen }
-func (e *Dummy) Pos() Pos  { return e.Lparen }
+func (d *Def) Pos() Pos     { return d.Lparen }
+func (d *Edef) Pos() Pos    { return d.Lparen }
+func (d *Gdef) Pos() Pos    { return d.Lparen }
+func (d *Rule) Pos() Pos    { return d.Lparen }
+func (d *Deftype) Pos() Pos { return d.Lparen }
+func (n *Name) Pos() Pos    { return n.P }
+func (e *Lit) Pos() Pos     { return e.P }
+func (e *Var) Pos() Pos     { return e.P }
+func (e *Call) Pos() Pos    { return e.Lparen }
+func (e *Tuple) Pos() Pos   { return e.Lparen }
+func (e *Let) Pos() Pos     { return e.Lparen }
+func (e *If) Pos() Pos      { return e.Lparen }
+func (e *Assert) Pos() Pos  { return e.Lparen }
+func (e *Lam) Pos() Pos     { return e.Lparen }
+func (e *Dummy) Pos() Pos   { return e.Lparen }
 
-func (*Def) declNode()  {}
-func (*Edef) declNode() {}
-func (*Gdef) declNode() {}
-func (*Rule) declNode() {}
+func (*Def) declNode()     {}
+func (*Edef) declNode()    {}
+func (*Gdef) declNode()    {}
+func (*Rule) declNode()    {}
+func (*Deftype) declNode() {}
 
 func (*Lit) exprNode()    {}
 func (*Var) exprNode()    {}

@@ -85,6 +85,13 @@ func (p *parser) decl(s SExpr) (d Decl) {
 		return p.gdef(l)
 	case "rule":
 		return p.rule(l)
+	case "deftype":
+		p.arity(l, 3, "deftype")
+		a, ok := l.Elems[1].(*Atom)
+		if !ok || a.Kind != IdentAtom || IsReserved(a.Text) || isTypeConstructor(a.Text) {
+			p.fail(l.Elems[1].Pos(), "deftype: expected the name of the type")
+		}
+		return &Deftype{Lparen: l.Open, Rparen: l.Close, NameP: a.P, Name: a.Text, Type: p.typ(l.Elems[2])}
 	default:
 		if w == "" {
 			p.fail(s.Pos(), "expected a declaration (def, edef, gdef or rule)")
@@ -101,15 +108,16 @@ func (p *parser) arity(l *List, n int, form string) {
 }
 
 var forms = map[string]string{
-	"def":    "(def NAME RESULT PARAMS BODY)",
-	"edef":   "(edef NAME RESULT ARGTYPE)",
-	"gdef":   "(gdef DERIVATION [NAME ARGTYPE])",
-	"rule":   `(rule "NAME" PARAMS LHS RHS)`,
-	"let":    "(let (x e) body) or (let ((x e1) (y e2)) body)",
-	"if":     "(if cond then else)",
-	"assert": "(assert cond body)",
-	"lam":    "(lam (x : T) body)",
-	"$dummy": "($dummy T)",
+	"def":     "(def NAME RESULT PARAMS BODY)",
+	"edef":    "(edef NAME RESULT ARGTYPE)",
+	"gdef":    "(gdef DERIVATION [NAME ARGTYPE])",
+	"rule":    `(rule "NAME" PARAMS LHS RHS)`,
+	"deftype": "(deftype NAME TYPE)",
+	"let":     "(let (x e) body) or (let ((x e1) (y e2)) body)",
+	"if":      "(if cond then else)",
+	"assert":  "(assert cond body)",
+	"lam":     "(lam (x : T) body)",
+	"$dummy":  "($dummy T)",
 }
 
 func (p *parser) def(l *List) *Def {
@@ -155,7 +163,7 @@ func (p *parser) argType(s SExpr) *TypeExpr {
 
 func isTypeConstructor(w string) bool {
 	switch w {
-	case "Tuple", "Vec", "Tensor", "Lam", "LM":
+	case "Tuple", "Vec", "Tensor", "Lam", "LM", "Variant":
 		return true
 	}
 	return false
@@ -308,6 +316,10 @@ func (p *parser) typeOf(s SExpr) *types.Type {
 		case "Tuple":
 			return types.Unit
 		}
+		if s.Kind == IdentAtom && !IsReserved(s.Text) && !isTypeConstructor(s.Text) {
+			// A named type, declared by deftype; the type checker resolves it.
+			return types.NamedType(s.Text)
+		}
 		p.fail(s.P, "expected a type, found %s", describe(s))
 	case *List:
 		if s.Square {
@@ -344,6 +356,9 @@ func (p *parser) typeOf(s SExpr) *types.Type {
 				p.fail(a.P, "tensor rank must be between 1 and 8, found %s", a.Text)
 			}
 			return types.TensorOf(n, p.typeOf(args[1]))
+		case "Variant":
+			want(2, "(Variant A B)")
+			return types.VariantOf(p.typeOf(args[0]), p.typeOf(args[1]))
 		case "Lam", "LM":
 			want(2, "("+w+" S T)")
 			from, to := p.typeOf(args[0]), p.typeOf(args[1])

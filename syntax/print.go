@@ -75,6 +75,8 @@ func declDoc(d Decl) *doc {
 	case *Rule:
 		return listDoc(d.Lparen, d.Rparen, 3, atomDoc(d.Lparen, "rule"), atomDoc(d.Lparen, quote(d.Name)),
 			paramsDoc(d.Params, d.OneParam), exprDoc(d.Lhs), exprDoc(d.Rhs))
+	case *Deftype:
+		return listDoc(d.Lparen, d.Rparen, 2, atomDoc(d.Lparen, "deftype"), atomDoc(d.NameP, d.Name), typeDoc(d.Type))
 	}
 	panic("syntax: unknown declaration")
 }

@@ -28,6 +28,7 @@ import (
 // Check type-checks the files, read as one program in order.
 func Check(files []*syntax.File) (*ir.Program, error) {
 	c := newChecker()
+	c.namedTypes(files)
 	for _, f := range files {
 		for _, d := range f.Decls {
 			switch d := d.(type) {
@@ -113,6 +114,8 @@ func (c *checker) decl(d syntax.Decl) {
 		c.gdef(d)
 	case *syntax.Rule:
 		c.rule(d)
+	case *syntax.Deftype:
+		// Resolved before the declarations are checked (namedTypes).
 	default:
 		panic(fmt.Sprintf("typecheck: unexpected declaration %T", d))
 	}
@@ -875,4 +878,55 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(a)][len(b)]
+}
+
+// namedTypes declares the types of the deftypes and resolves every use of
+// a named type in the files to its definition. A named type may be used
+// before its deftype, and may refer to itself.
+func (c *checker) namedTypes(files []*syntax.File) {
+	defs := map[string]*types.Type{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if dt, ok := d.(*syntax.Deftype); ok {
+				if _, dup := defs[dt.Name]; dup {
+					c.errorf(dt.NameP, "the type %s is declared twice", dt.Name)
+					continue
+				}
+				nt := types.NamedType(dt.Name)
+				nt.SetDef(dt.Type.T)
+				defs[dt.Name] = nt
+				c.prog.Types = append(c.prog.Types, nt)
+			}
+		}
+	}
+	var resolve func(t *types.Type, pos syntax.Pos, seen map[*types.Type]bool)
+	resolve = func(t *types.Type, pos syntax.Pos, seen map[*types.Type]bool) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t.Kind {
+		case types.Named:
+			nt, ok := defs[t.Name]
+			if !ok {
+				c.errorf(pos, "unknown type %s", t.Name)
+				t.SetDef(types.Unit) // keep checking without more errors
+				return
+			}
+			t.SetDef(nt.Def)
+			resolve(nt.Def, pos, seen)
+		case types.Tuple, types.Variant:
+			for _, e := range t.Elems {
+				resolve(e, pos, seen)
+			}
+		case types.Tensor:
+			resolve(t.Elem, pos, seen)
+		case types.Lam, types.LM:
+			resolve(t.From, pos, seen)
+			resolve(t.To, pos, seen)
+		}
+	}
+	for _, f := range files {
+		syntax.TypeExprs(f.Decls, func(te *syntax.TypeExpr) { resolve(te.T, te.P, map[*types.Type]bool{}) })
+	}
 }

@@ -24,6 +24,8 @@ const (
 	Tensor              // (Tensor N T); (Vec T) is (Tensor 1 T)
 	Lam                 // (Lam S T)
 	LM                  // (LM S T)
+	Variant             // (Variant A B): a value of A or of B, and which (for BOGs)
+	Named               // a named type, possibly recursive (for BOGs)
 )
 
 // A Type is a ks type. The zero value is not a valid type; use the
@@ -35,6 +37,8 @@ type Type struct {
 	Elem  *Type   // Tensor: the element type
 	From  *Type   // Lam, LM: the argument type
 	To    *Type   // Lam, LM: the result type
+	Name  string  // Named: the name
+	Def   *Type   // Named: the definition, set once when the type is declared
 }
 
 // The scalar types and the unit tuple.
@@ -66,6 +70,16 @@ func LamOf(from, to *Type) *Type { return &Type{Kind: Lam, From: from, To: to} }
 // LMOf returns (LM from to).
 func LMOf(from, to *Type) *Type { return &Type{Kind: LM, From: from, To: to} }
 
+// VariantOf returns (Variant a b).
+func VariantOf(a, b *Type) *Type { return &Type{Kind: Variant, Elems: []*Type{a, b}} }
+
+// NamedType returns the named type name, whose definition is given later
+// (SetDef), so that it may refer to itself.
+func NamedType(name string) *Type { return &Type{Kind: Named, Name: name} }
+
+// SetDef gives a named type its definition.
+func (t *Type) SetDef(def *Type) { t.Def = def }
+
 // Equal reports whether t and u are the same type (type equality is syntactic).
 func (t *Type) Equal(u *Type) bool {
 	if t == u {
@@ -91,6 +105,10 @@ func (t *Type) Equal(u *Type) bool {
 		return t.Rank == u.Rank && t.Elem.Equal(u.Elem)
 	case Lam, LM:
 		return t.From.Equal(u.From) && t.To.Equal(u.To)
+	case Variant:
+		return t.Elems[0].Equal(u.Elems[0]) && t.Elems[1].Equal(u.Elems[1])
+	case Named:
+		return t.Name == u.Name
 	}
 	panic("types: unknown kind " + strconv.Itoa(int(t.Kind)))
 }
@@ -139,6 +157,14 @@ func (t *Type) write(b *strings.Builder) {
 		b.WriteByte(' ')
 		t.To.write(b)
 		b.WriteByte(')')
+	case Variant:
+		b.WriteString("(Variant ")
+		t.Elems[0].write(b)
+		b.WriteByte(' ')
+		t.Elems[1].write(b)
+		b.WriteByte(')')
+	case Named:
+		b.WriteString(t.Name)
 	default:
 		panic("types: unknown kind " + strconv.Itoa(int(t.Kind)))
 	}
@@ -159,7 +185,9 @@ func (t *Type) IsValue() bool {
 	switch t.Kind {
 	case Lam, LM:
 		return false
-	case Tuple:
+	case Named:
+		return true
+	case Variant, Tuple:
 		for _, e := range t.Elems {
 			if !e.IsValue() {
 				return false
@@ -171,13 +199,14 @@ func (t *Type) IsValue() bool {
 	return true
 }
 
-// Contains reports whether t mentions a type of kind k at any depth.
+// Contains reports whether t mentions a type of kind k at any depth (not
+// looking into the definitions of named types).
 func (t *Type) Contains(k Kind) bool {
 	if t.Kind == k {
 		return true
 	}
 	switch t.Kind {
-	case Tuple:
+	case Tuple, Variant:
 		for _, e := range t.Elems {
 			if e.Contains(k) {
 				return true
@@ -247,7 +276,14 @@ func Tangent(t *Type) (dt *Type, ok bool) {
 		}
 		return TensorOf(t.Rank, de), true
 	}
-	return nil, false
+	return nil, false // Lam, LM, Variant, Named
+}
+
+// IsPlain reports whether t is a value type of the ks language proper:
+// no lambda, linear map, variant or named type. Only such values can be
+// printed, compared and used in tangent operations.
+func (t *Type) IsPlain() bool {
+	return t.IsValue() && !t.Contains(Variant) && !t.Contains(Named)
 }
 
 // IsUniform reports whether every value of t looks alike: scalars and
@@ -346,5 +382,22 @@ func (t *Type) mangle(b *strings.Builder) {
 		t.From.mangle(b)
 		b.WriteByte('_')
 		t.To.mangle(b)
+	case Variant:
+		b.WriteString("var2_")
+		t.Elems[0].mangle(b)
+		b.WriteByte('_')
+		t.Elems[1].mangle(b)
+	case Named:
+		b.WriteString("nt")
+		b.WriteString(strconv.Itoa(len(t.Name)))
+		b.WriteByte('_')
+		for i := 0; i < len(t.Name); i++ {
+			c := t.Name[i]
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+				b.WriteByte(c)
+			} else {
+				b.WriteByte('_')
+			}
+		}
 	}
 }

@@ -265,6 +265,15 @@ func (e *emitter) ctype(t *types.Type) string {
 		} else {
 			fmt.Fprintf(&e.types, "typedef struct { int64_t size[%d]; %s *data; } %s; /* %s */\n", t.Rank, elem, name, t)
 		}
+	case types.Variant:
+		l, r := e.ctype(t.Elems[0]), e.ctype(t.Elems[1])
+		fmt.Fprintf(&e.types, "typedef struct { bool isl; union { %s l; %s r; } u; } %s; /* %s */\n", l, r, name, t)
+	case types.Named:
+		// A pointer to a struct holding the definition, so that the type
+		// may refer to itself.
+		fmt.Fprintf(&e.types, "typedef struct %s_s *%s; /* %s */\n", name, name, t)
+		def := e.ctype(t.Def)
+		fmt.Fprintf(&e.types, "struct %s_s { %s v; };\n", name, def)
 	default:
 		panic(fmt.Sprintf("cemit: no C type for %s", t))
 	}

@@ -20,6 +20,7 @@ var Structural = map[string]bool{
 	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
 	"$inline": true, "$copydown": true,
 	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
+	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
 }
 
 // prim compiles a call of a primitive.
@@ -192,6 +193,23 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		return x
 	case "$check":
 		return f.check(e, parts, sc)
+	case "$inl":
+		return "((" + f.e.ctype(e.T) + "){.isl = true, .u.l = " + parts[0] + "})"
+	case "$inr":
+		return "((" + f.e.ctype(e.T) + "){.isl = false, .u.r = " + parts[1] + "})"
+	case "$isl":
+		return paren(parts[0]) + ".isl"
+	case "$outl":
+		return paren(parts[0]) + ".u.l"
+	case "$outr":
+		return paren(parts[0]) + ".u.r"
+	case "$wrap":
+		r := f.fresh("")
+		f.line("%s %s = ks_alloc(ctx, sizeof *%s);", f.e.ctype(e.T), r, r)
+		f.line("%s->v = %s;", r, parts[0])
+		return r
+	case "$unwrap":
+		return f.atom(parts[0], at(0)) + "->v"
 	case "ts_zero":
 		return f.temp(f.e.helper("zerotan", at(0))+"(ctx, "+parts[0]+")", e.T)
 	case "$addTo":

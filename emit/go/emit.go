@@ -133,6 +133,22 @@ func (e *emitter) gotype(t *types.Type) *jen.Statement {
 			return jen.Index().Add(e.gotype(t.Elem))
 		}
 		return jen.Id("Tensor").Types(e.gotype(t.Elem))
+	case types.Variant:
+		name := "var_" + types.Mangle(t)
+		if !e.tuples[name] {
+			e.tuples[name] = true
+			e.file.Commentf("%s is %s.", name, t)
+			e.file.Type().Id(name).Struct(jen.Id("Isl").Bool(), jen.Id("L").Add(e.gotype(t.Elems[0])), jen.Id("R").Add(e.gotype(t.Elems[1])))
+		}
+		return jen.Id(name)
+	case types.Named:
+		name := "nt_" + types.Mangle(t)
+		if !e.tuples[name] {
+			e.tuples[name] = true
+			e.file.Commentf("%s is %s, a pointer so that it may refer to itself.", name, t)
+			e.file.Type().Id(name).Struct(jen.Id("V").Add(e.gotype(t.Def)))
+		}
+		return jen.Op("*").Id(name)
 	}
 	panic(fmt.Sprintf("goemit: no Go type for %s", t))
 }

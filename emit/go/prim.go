@@ -22,6 +22,7 @@ var Structural = map[string]bool{
 	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
 	"$inline": true, "$copydown": true,
 	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
+	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
 }
 
 // parts compiles the argument parts of a primitive call (lambdas left as nil).
@@ -375,6 +376,20 @@ func (g *fn) prim(e *ir.Call, sc *env) jen.Code {
 		return jen.Id(g.bind("", jen.Id("Trace").Call(parts[0])))
 	case "$check":
 		return g.check(e, parts, sc)
+	case "$inl":
+		return g.e.gotype(e.T).Values(jen.Id("Isl").Op(":").True(), jen.Id("L").Op(":").Add(parts[0]))
+	case "$inr":
+		return g.e.gotype(e.T).Values(jen.Id("R").Op(":").Add(parts[1]))
+	case "$isl":
+		return jen.Add(parts[0]).Dot("Isl")
+	case "$outl":
+		return jen.Add(parts[0]).Dot("L")
+	case "$outr":
+		return jen.Add(parts[0]).Dot("R")
+	case "$wrap":
+		return jen.Id(g.bind("", jen.Op("&").Id("nt_"+types.Mangle(e.T)).Values(jen.Id("V").Op(":").Add(parts[0]))))
+	case "$unwrap":
+		return jen.Add(parts[0]).Dot("V")
 	case "$addTo":
 		r := g.fresh("")
 		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)).Op("=").Add(parts[0]))
