@@ -198,7 +198,7 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 	if len(g.Name.Derivs) > 0 {
 		return nil, fmt.Errorf("ksc cannot differentiate %s: derivatives of derivatives are not supported", g.FullName())
 	}
-	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result)
+	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result, d.prog.BogType(g))
 	if msg != "" {
 		return nil, errors.New(msg)
 	}
@@ -215,7 +215,7 @@ func (d *deriver) jacobianOf(g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return f, nil
 	}
 	if g.Kind == ir.EdefFunc || g.Body == nil {
-		arg, res, msg := ir.DerivedSig("D", g.Arg, g.Result)
+		arg, res, msg := ir.DerivedSig("D", g.Arg, g.Result, nil)
 		if msg != "" {
 			return nil, fmt.Errorf("ksc cannot differentiate %s: %s", g.FullName(), msg)
 		}

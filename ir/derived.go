@@ -19,6 +19,10 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
 			return arg.Elems[0], true
 		}
+	case "revfull":
+		if arg.Kind == types.Tuple && len(arg.Elems) == 3 {
+			return arg.Elems[0], true
+		}
 	case "revacc":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 3 {
 			return arg.Elems[0], true
@@ -28,8 +32,9 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 }
 
 // DerivedSig returns the argument and result types of [deriv f] for
-// f : s -> t. A non-empty message explains why there is none.
-func DerivedSig(deriv string, s, t *types.Type) (arg, result *types.Type, msg string) {
+// f : s -> t, whose split reverse mode records a BOG of type bog (nil if
+// f has none: a primitive). A non-empty message explains why there is none.
+func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, msg string) {
 	ds, ok1 := types.Tangent(s)
 	dt, ok2 := types.Tangent(t)
 	if deriv != "shape" && deriv != "CL" && (!ok1 || !ok2) {
@@ -54,8 +59,22 @@ func DerivedSig(deriv string, s, t *types.Type) (arg, result *types.Type, msg st
 			return nil, nil, "a function returning " + t.String() + " has no shape"
 		}
 		return s, sh, ""
-	case "suffwdpass", "sufrevpass":
-		return nil, nil, "split reverse mode ([" + deriv + " f]) is not supported yet"
+	case "revfull":
+		// Reverse mode that also returns the value: the whole computation
+		// that split reverse mode splits into its two passes.
+		return types.TupleOf(s, dt, ds), types.TupleOf(t, ds), ""
+	case "suffwdpass", "sufrevpass", "bogrev":
+		if bog == nil {
+			return nil, nil, "split reverse mode needs a function defined in ks"
+		}
+		switch deriv {
+		case "suffwdpass":
+			return s, types.TupleOf(t, bog), ""
+		case "sufrevpass":
+			return types.TupleOf(dt, bog), ds, ""
+		}
+		// The reverse pass adding into an accumulator.
+		return types.TupleOf(dt, bog, ds), ds, ""
 	}
 	return nil, nil, "unknown derivation " + deriv
 }

@@ -253,8 +253,33 @@ type Program struct {
 	Gdefs []*Gdef
 	// Types are the named types (the records of split reverse mode).
 	Types []*types.Type
+	bogs  map[string]*types.Type
 
 	names *Names
+}
+
+// BogType returns the type of the records (BOGs) of f's split reverse
+// mode: a named type bog$NAME, declared in p.Types, whose definition the
+// pass that splits f fills in.
+func (p *Program) BogType(f *Func) *types.Type {
+	if p.bogs == nil {
+		p.bogs = map[string]*types.Type{}
+	}
+	key := f.Key()
+	if t, ok := p.bogs[key]; ok {
+		return t
+	}
+	name := "bog$" + f.Name.String() + "$" + types.Mangle(f.BaseArg)
+	for _, t := range p.Types {
+		if t.Name == name {
+			p.bogs[key] = t
+			return t
+		}
+	}
+	t := types.NamedType(name)
+	p.bogs[key] = t
+	p.Types = append(p.Types, t)
+	return t
 }
 
 // Names returns the program's supply of fresh variable names, which

@@ -59,7 +59,7 @@ func params(vs []*Var) []*syntax.Param {
 // cannot be recovered from the argument ([sufrevpass [f S]]).
 func funcName(f *Func, explicit bool) *syntax.Name {
 	n := &syntax.Name{Base: f.Name.Base}
-	if explicit && len(f.Name.Derivs) > 0 && f.Name.Derivs[len(f.Name.Derivs)-1] == "sufrevpass" {
+	if explicit && len(f.Name.Derivs) > 0 && (f.Name.Derivs[len(f.Name.Derivs)-1] == "sufrevpass" || f.Name.Derivs[len(f.Name.Derivs)-1] == "bogrev") {
 		n.Arg = te(f.BaseArg)
 	}
 	for i := len(f.Name.Derivs) - 1; i >= 0; i-- {

@@ -257,6 +257,8 @@ var Derivations = map[string]bool{
 	"CL":         true,
 	"shape":      true,
 	"revacc":     false, // internal: reverse mode into an accumulator
+	"revfull":    false, // internal: reverse mode returning the value too
+	"bogrev":     false, // internal: the reverse pass into an accumulator
 }
 
 // reserved are the words that are never identifiers (language.md section 1).

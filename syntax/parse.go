@@ -10,7 +10,15 @@ import (
 // everything that parsed, and the errors, sorted by position.
 func ParseFile(filename string, src []byte) (*File, error) {
 	sexprs, comments, errs := Read(filename, src)
-	p := &parser{errs: errs}
+	p := &parser{errs: errs, named: map[string]bool{}}
+	// Named types may be used before their deftype.
+	for _, s := range sexprs {
+		if l, ok := s.(*List); ok && headWord(l) == "deftype" && len(l.Elems) > 1 {
+			if a, ok := l.Elems[1].(*Atom); ok {
+				p.named[a.Text] = true
+			}
+		}
+	}
 	f := &File{Name: filename, Comments: comments}
 	for _, s := range sexprs {
 		if d := p.decl(s); d != nil {
@@ -39,7 +47,8 @@ func ParseExpr(filename string, src []byte) (Expr, error) {
 }
 
 type parser struct {
-	errs ErrorList
+	errs  ErrorList
+	named map[string]bool // the names of the file's deftypes
 }
 
 // bail stops parsing the current declaration; decl recovers from it.
@@ -316,7 +325,7 @@ func (p *parser) typeOf(s SExpr) *types.Type {
 		case "Tuple":
 			return types.Unit
 		}
-		if s.Kind == IdentAtom && !IsReserved(s.Text) && !isTypeConstructor(s.Text) {
+		if s.Kind == IdentAtom && p.named[s.Text] {
 			// A named type, declared by deftype; the type checker resolves it.
 			return types.NamedType(s.Text)
 		}

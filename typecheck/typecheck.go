@@ -215,7 +215,7 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 	if inner == nil {
 		return
 	}
-	arg, res, msg := ir.DerivedSig(f.Name.Derivs[0], innerArg, innerRes)
+	arg, res, msg := ir.DerivedSig(f.Name.Derivs[0], innerArg, innerRes, c.bogOf(inner))
 	if msg != "" {
 		return // the derivation is not available: the hand-written one stands alone
 	}
@@ -225,6 +225,15 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 	if g, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 1 {
 		f.Base = g
 	}
+}
+
+// bogOf returns the BOG type of a base function found by lookupInner, or
+// nil for a primitive.
+func (c *checker) bogOf(inner any) *types.Type {
+	if f, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 0 {
+		return c.prog.BogType(f)
+	}
+	return nil
 }
 
 // lookupInner finds the function a derived name derives from, by its base
@@ -245,7 +254,7 @@ func (c *checker) lookupInner(name ir.Name, baseArg *types.Type) (any, *types.Ty
 	if inner == nil {
 		return nil, nil, nil
 	}
-	arg, res, msg := ir.DerivedSig(name.Derivs[0], s, t)
+	arg, res, msg := ir.DerivedSig(name.Derivs[0], s, t, c.bogOf(inner))
 	if msg != "" {
 		return nil, nil, nil
 	}
@@ -328,7 +337,11 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 		}
 		innerArg, innerRes = innerFunc.Arg, innerFunc.Result
 	}
-	arg, res, msg := ir.DerivedSig(name.Derivs[0], innerArg, innerRes)
+	var bog *types.Type
+	if innerFunc != nil && len(inner.Derivs) == 0 {
+		bog = c.prog.BogType(innerFunc)
+	}
+	arg, res, msg := ir.DerivedSig(name.Derivs[0], innerArg, innerRes, bog)
 	if msg != "" {
 		c.errorf(pos, "%s: %s", name, msg)
 		return nil
