@@ -35,12 +35,13 @@ func Derive(prog *ir.Program) error {
 		ns:        prog.Names(),
 		templates: map[string]ir.Expr{},
 		prepared:  map[*ir.Func]*prepared{},
+		split:     map[*ir.Func]bool{},
 	}
 	for {
 		n := len(prog.Funcs)
 		for i := 0; i < len(prog.Funcs); i++ {
 			f := prog.Funcs[i]
-			if f.Kind == ir.DerivedFunc && f.Body == nil {
+			if f.Kind == ir.DerivedFunc && f.Body == nil && !d.split[f] {
 				d.generate(f)
 			}
 		}
@@ -65,6 +66,7 @@ type deriver struct {
 	errs      syntax.ErrorList
 	reported  map[string]bool
 	eff       lower.Effects
+	split     map[*ir.Func]bool // passes of split reverse mode, made by the optimiser
 }
 
 // prepared is a function's body made ready for differentiation.
@@ -141,6 +143,38 @@ func (d *deriver) generate(f *ir.Func) {
 		}
 		x, dr := d.params(f, "x", "dr")
 		f.Body = ir.CallFunc(p, ra, x, dr, ir.MkPrim(p, "ts_zero", x))
+	case "revfull":
+		// (tuple (f x) ($addTo acc (lmApplyR dr ([D f] x)))): the optimiser
+		// computes both from one inlined Jacobian (see eliminate-lm).
+		dg, err := d.jacobianOf(base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		x, dr, acc := d.params3(f)
+		f.Body = ir.MkTuple(p, ir.CallFunc(p, base, x),
+			ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x))))
+	case "suffwdpass", "sufrevpass", "bogrev":
+		// Split from the optimised [revfull f] by the split-bog pass.
+		if _, err := d.need("revfull", base, p); err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		d.split[f] = true
+	case "sufrev":
+		fw, err := d.need("suffwdpass", base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		rv, err := d.need("sufrevpass", base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		x, dr := d.params(f, "x", "dr")
+		pb := d.ns.FreshVar(p, "pb", fw.Result)
+		f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb))))
 	case "CL":
 		body, err := cl.Derive(base, d.ns)
 		if err != nil {
@@ -335,6 +369,10 @@ func (d *deriver) close() {
 				}
 				for _, l := range d.leaves(m, f) {
 					d.needApply(deriv, l.g, l.pos)
+					if deriv == "revacc" && len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull" {
+						// Splitting f splits the calls too.
+						d.needSplit(l.g, l.pos)
+					}
 				}
 				return true
 			})
@@ -375,6 +413,19 @@ func (d *deriver) leaves(m ir.Expr, f *ir.Func) []leaf {
 	}
 	walk(m, true)
 	return out
+}
+
+// needSplit declares the passes of g that splitting a caller of g needs,
+// unless g's reverse mode is written by hand.
+func (d *deriver) needSplit(g *ir.Func, pos ir.Pos) {
+	if r := d.lookup("rev", g); r != nil && r.Kind != ir.DerivedFunc {
+		return
+	}
+	for _, deriv := range []string{"suffwdpass", "bogrev"} {
+		if _, err := d.need(deriv, g, pos); err != nil {
+			d.errorf(pos, "%v", err)
+		}
+	}
 }
 
 // needApply declares what applying [D g] in direction deriv needs.

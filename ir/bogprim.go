@@ -17,6 +17,25 @@ var bogTable = []*Prim{
 	{Name: "$wrap", Arity: 2, Check: checkWrap,
 		Doc: "($wrap x n): a value of the named type of n (only its type counts) holding x, its definition"},
 	{Name: "$unwrap", Arity: 1, Check: checkUnwrap, Pure: true, Doc: "the value a named type's value holds"},
+	{Name: "$shape", Arity: 1, Check: checkShape, Doc: "the shape of a value (language.md section 5): its sizes"},
+	{Name: "$zerosOfShape", Arity: 2, Check: checkZerosOfShape,
+		Doc: "($zerosOfShape sh t): zeros of the type of t with the shape sh (only t's type counts)"},
+}
+
+func checkShape(p []*types.Type) (*types.Type, string) {
+	sh, ok := types.Shape(p[0])
+	if !ok || !p[0].IsPlain() {
+		return nil, "$shape: a value of type " + p[0].String() + " has no shape"
+	}
+	return sh, ""
+}
+
+func checkZerosOfShape(p []*types.Type) (*types.Type, string) {
+	sh, ok := types.Shape(p[1])
+	if !ok || !sh.Equal(p[0]) || !p[1].IsPlain() {
+		return nil, "$zerosOfShape: expected a shape of the type of the second argument, got " + describeParts(p)
+	}
+	return p[1], ""
 }
 
 func checkInj(p []*types.Type) (*types.Type, string) {

@@ -120,6 +120,17 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 // run backwards, each adding its contributions into the accumulators of
 // the variables it mentions.
 func Reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
+	return reverse(m, r, acc, ns, res, false)
+}
+
+// ReverseValue is Reverse returning also the value of the primal program
+// whose map m is (a Jacobian as derive builds it, whose result's map is
+// bound to a variable with Let.Of set): the tuple (value, accumulator).
+func ReverseValue(m, r, acc ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
+	return reverse(m, r, acc, ns, res, true)
+}
+
+func reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver, withValue bool) (out ir.Expr, err error) {
 	defer catch(&err)
 	rv := &rev{sem: sem{ns: ns, res: res}, slots: map[string]*slot{}, blk: &block{}}
 	rr := rv.blk.atom(ns, r)
@@ -146,8 +157,16 @@ func Reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err er
 		}
 		return true
 	})
+	rv.wantValue = withValue
 	rv.program(m, rr)
-	return rv.blk.wrap(rv.value(rv.root, a.Pos())), nil
+	grad := rv.value(rv.root, a.Pos())
+	if withValue {
+		if rv.primal == nil {
+			fail(m.Pos(), "internal: the value of the program is not bound to a variable")
+		}
+		return rv.blk.wrap(ir.MkTuple(m.Pos(), rv.primal, grad)), nil
+	}
+	return rv.blk.wrap(grad), nil
 }
 
 // A slot is an accumulator of cotangents: of one linear-map variable, or
@@ -198,6 +217,10 @@ type rev struct {
 	slots map[string]*slot // linear-map variables in scope
 	root  *slot            // the accumulator of the source
 	uses  map[string]int   // occurrences of each linear-map variable
+
+	wantValue bool    // the top-level program's value is wanted (ReverseValue)
+	primal    ir.Expr // and here it is
+	ofs       map[string]*ir.Var
 }
 
 // value returns a slot's current value (a tuple of its fields' values for
@@ -257,6 +280,10 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 			}
 			v := e.Vars[0]
 			bound = append(bound, v.Name)
+			if rv.ofs == nil {
+				rv.ofs = map[string]*ir.Var{}
+			}
+			rv.ofs[v.Name] = e.Of
 			if s := rv.rootMap(e.Rhs); s != nil {
 				rv.slots[v.Name] = s // shares the source's accumulator
 			} else {
@@ -272,6 +299,10 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 		}
 		break
 	}
+	if rv.wantValue {
+		rv.wantValue = false // only the top level's
+		rv.primal = rv.valueOf(m)
+	}
 	rv.contribute(m, r)
 	for i := len(lets) - 1; i >= 0; i-- {
 		l := lets[i]
@@ -282,6 +313,20 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 	for _, n := range bound {
 		delete(rv.slots, n)
 	}
+}
+
+// valueOf returns the primal value whose map m is: the variable a
+// linear-map variable's let is Of, or the value a zero map is to.
+func (rv *rev) valueOf(m ir.Expr) ir.Expr {
+	if v, ok := m.(*ir.Var); ok {
+		if of, known := rv.ofs[v.Name]; known && of != nil {
+			return ir.Ref(v.P, of)
+		}
+	}
+	if c, ok := isLMCall(m, "lmZero"); ok {
+		return c.Args[1]
+	}
+	return nil
 }
 
 // rootMap returns the slot a map of the source adds into, for the

@@ -38,6 +38,10 @@ func eliminateLM(ctx *Context) error {
 					panic(ir.AtPos(r, f.P, f.FullName()))
 				}
 			}()
+			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull" {
+				f.Body = revfullBody(f, ns, res)
+				return
+			}
 			body := inlineLMLets(f.Body)
 			var elim func(e ir.Expr) ir.Expr
 			elim = func(e ir.Expr) ir.Expr { return eliminateApply(e, f, ns, res, elim) }
@@ -178,4 +182,20 @@ func (r *resolver) RevAcc(g *ir.Func) (*ir.Func, bool, error) {
 		return f, true, nil
 	}
 	return nil, false, fmt.Errorf("no %s to apply [D %s] in reverse", g.Name.Derive("rev"), g.Name)
+}
+
+// revfullBody computes [revfull f](x, dr, acc) = (f x, acc + [rev f](x, dr))
+// from one inlined Jacobian of f, so that the value and the reverse pass
+// share the primal computation (see linmap.ReverseValue).
+func revfullBody(f *ir.Func, ns *ir.Names, res linmap.Resolver) ir.Expr {
+	// The body derive made: (tuple (f x) ($addTo acc (lmApplyR dr ([D f] x)))).
+	t := f.Body.(*ir.Tuple)
+	add := t.Elems[1].(*ir.Call)
+	app := add.Args[1].(*ir.Call)
+	m := inlineSelf(app.Args[1], f)
+	out, err := linmap.ReverseValue(m, app.Args[0], add.Args[0], ns, res)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }

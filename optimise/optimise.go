@@ -37,6 +37,7 @@ var Passes = []Pass{
 	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude},
 	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested},
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
+	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
 	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
 }

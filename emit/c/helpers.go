@@ -21,6 +21,7 @@ func helperGens(kind string) helperGen {
 		"addto":    genAddTo,    // void (ctx, pos, T *acc, T x): *acc += x in place
 		"zerolike": genZeroLike, // T (ctx, T x): zeros shaped like x
 		"zerotan":  genZeroTan,  // dT (ctx, T x): the zero tangent shaped like x
+		"shapeof":  genShapeOf,  // Sh(T) (ctx, T x): the shape of x
 		"zeros":    genZeros,    // T (ctx, pos, Sh(T) shape): zeros of a shape
 		"tsadd":    genTsAdd,    // T (ctx, pos, T x, dT dx)
 		"tsscale":  genTsScale,  // T (ctx, double k, T x)
@@ -465,4 +466,36 @@ func genZeroTan(e *emitter, t *types.Type, h *hb) (string, string) {
 		h.line("return r;")
 	}
 	return e.ctype(dt), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+func genShapeOf(e *emitter, t *types.Type, h *hb) (string, string) {
+	sh, _ := types.Shape(t)
+	h.line("(void)ctx; (void)x;")
+	switch {
+	case t.IsUniform():
+		h.line("return (%s){0};", e.ctype(sh))
+	case t.Kind == types.Tuple:
+		h.line("%s r;", e.ctype(sh))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, x.f%d);", i, e.helper("shapeof", et), i)
+		}
+		h.line("return r;")
+	case t.Kind == types.Tensor && t.Elem.IsUniform():
+		if t.Rank == 1 {
+			h.line("return x.size;")
+		} else {
+			var fs []string
+			for d := 0; d < t.Rank; d++ {
+				fs = append(fs, fmt.Sprintf("x.size[%d]", d))
+			}
+			h.line("return (%s){%s};", e.ctype(sh), strings.Join(fs, ", "))
+		}
+	case t.Kind == types.Tensor:
+		newLike(e, h, sh, "r", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			h.line("r.data[%s] = %s(ctx, x.data[%s]);", i, e.helper("shapeof", t.Elem), i)
+		})
+		h.line("return r;")
+	}
+	return e.ctype(sh), "ks_ctx *ctx, " + e.ctype(t) + " x"
 }

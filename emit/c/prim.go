@@ -21,6 +21,7 @@ var Structural = map[string]bool{
 	"$inline": true, "$copydown": true,
 	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
+	"$shape": true, "$zerosOfShape": true,
 }
 
 // prim compiles a call of a primitive.
@@ -210,6 +211,10 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		return r
 	case "$unwrap":
 		return f.atom(parts[0], at(0)) + "->v"
+	case "$shape":
+		return f.temp(f.e.helper("shapeof", at(0))+"(ctx, "+parts[0]+")", e.T)
+	case "$zerosOfShape":
+		return f.temp(f.e.helper("zeros", e.T)+"(ctx, "+ps+", "+parts[0]+")", e.T)
 	case "ts_zero":
 		return f.temp(f.e.helper("zerotan", at(0))+"(ctx, "+parts[0]+")", e.T)
 	case "$addTo":

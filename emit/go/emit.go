@@ -401,6 +401,8 @@ func (g *fn) zero(t *types.Type) jen.Code {
 		if t.Rank == 1 {
 			return g.e.gotype(t).Values()
 		}
+	case types.Named:
+		return jen.Parens(g.e.gotype(t)).Call(jen.Nil())
 	}
 	return g.e.gotype(t).Values()
 }

@@ -23,6 +23,7 @@ var Structural = map[string]bool{
 	"$inline": true, "$copydown": true,
 	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
+	"$shape": true, "$zerosOfShape": true,
 }
 
 // parts compiles the argument parts of a primitive call (lambdas left as nil).
@@ -390,6 +391,10 @@ func (g *fn) prim(e *ir.Call, sc *env) jen.Code {
 		return jen.Id(g.bind("", jen.Op("&").Id("nt_"+types.Mangle(e.T)).Values(jen.Id("V").Op(":").Add(parts[0]))))
 	case "$unwrap":
 		return jen.Add(parts[0]).Dot("V")
+	case "$shape":
+		return jen.Id(g.bind("", jen.Id("ShapeOf").Types(g.e.gotype(e.T)).Call(parts[0])))
+	case "$zerosOfShape":
+		return jen.Id(g.bind("", jen.Id("Zeros").Types(g.e.gotype(e.T)).Call(ps, parts[0])))
 	case "$addTo":
 		r := g.fresh("")
 		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)).Op("=").Add(parts[0]))

@@ -664,3 +664,45 @@ func (s *Sum[T]) Add(x T) {
 
 // Value returns the sum.
 func (s *Sum[T]) Value() T { return s.acc }
+
+// ShapeOf returns the shape (of type R, see types.Shape) of x.
+func ShapeOf[R any](x any) R {
+	return shapeOf(reflect.TypeOf((*R)(nil)).Elem(), reflect.ValueOf(x)).Interface().(R)
+}
+
+func shapeOf(t reflect.Type, x reflect.Value) reflect.Value {
+	switch {
+	case x.Kind() == reflect.Slice && t.Kind() == reflect.Int64:
+		return reflect.ValueOf(int64(x.Len()))
+	case x.Kind() == reflect.Slice:
+		r := reflect.MakeSlice(t, x.Len(), x.Len())
+		for i := 0; i < x.Len(); i++ {
+			r.Index(i).Set(shapeOf(t.Elem(), x.Index(i)))
+		}
+		return r
+	case isTensorValue(x) && !t.Implements(tensorIface):
+		r := reflect.New(t).Elem()
+		shape := x.Field(0).Interface().([]int64)
+		for d := range shape {
+			r.Field(d).SetInt(shape[d])
+		}
+		return r
+	case isTensorValue(x):
+		r := reflect.New(t).Elem()
+		r.Field(0).Set(reflect.ValueOf(append([]int64(nil), x.Field(0).Interface().([]int64)...)))
+		xe := x.Field(1)
+		data := reflect.MakeSlice(r.Field(1).Type(), xe.Len(), xe.Len())
+		for i := 0; i < xe.Len(); i++ {
+			data.Index(i).Set(shapeOf(t.Field(1).Type.Elem(), xe.Index(i)))
+		}
+		r.Field(1).Set(data)
+		return r
+	case x.Kind() == reflect.Struct && t.NumField() == x.NumField() && t.NumField() > 0:
+		r := reflect.New(t).Elem()
+		for i := 0; i < x.NumField(); i++ {
+			r.Field(i).Set(shapeOf(t.Field(i).Type, x.Field(i)))
+		}
+		return r
+	}
+	return reflect.Zero(t)
+}

@@ -1,0 +1,415 @@
+// Package bog implements split reverse mode (seed 002, sections 6.1 and
+// 9-11): f is split into a forward pass [suffwdpass f] : S -> (T, B),
+// returning its value and a BOG, the record of what the reverse pass needs,
+// and a reverse pass [sufrevpass f] : (dT, B) -> dS that consumes it.
+//
+// The split works on [revfull f], reverse mode computing the value too,
+// after optimisation (so the record holds only what the optimised reverse
+// pass reads). Its code is a forward part, which depends only on f's
+// argument, followed by a reverse part, which reads the cotangent and
+// the accumulator. The forward part becomes the forward pass; the values
+// the reverse part reads from it become the BOG. Inside the reverse part:
+//
+//   - a loop ($ifold, $ifoldr: seed 002's nTimes and ccl) whose body
+//     recomputes primal values is split in two: a build in the forward
+//     pass records, per iteration, the values the body's reverse part
+//     reads (one allocation per loop), and the reverse loop reads them;
+//     the tape of a fold ($foldtape) is part of the forward pass, so the
+//     reverse loop of a fold is REVLOOP of seed 003;
+//   - an if records which branch ran and only that branch's record, as a
+//     variant (a tagged union), and the reverse pass takes the branch it
+//     names (REVIF);
+//   - a call [revacc g](x, dr, acc) becomes [suffwdpass g](x) in the
+//     forward pass, its BOG recorded, and [bogrev g](dr, b, acc) in the
+//     reverse pass; a recursive function thus records a BOG per call
+//     level, so each BOG type is a named type that may contain itself.
+//
+// A value the reverse pass does not read is not recorded, and the shape
+// of f's argument (its sizes) is recorded for [sufrevpass f] to make its
+// zero gradient.
+package bog
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// A Program gives the split the derived functions it creates calls of.
+type Program interface {
+	// Lookup returns [deriv g], or nil.
+	Lookup(deriv string, g *ir.Func) *ir.Func
+}
+
+// Passes are the functions of f's split reverse mode whose bodies Split
+// fills (nil for those the program does not use).
+type Passes struct {
+	Fwd    *ir.Func // [suffwdpass f]
+	Rev    *ir.Func // [sufrevpass f]
+	RevAcc *ir.Func // [bogrev f]
+}
+
+// Split fills in the bodies of f's passes from the optimised body of
+// [revfull f] (whose parameters are x, dr and acc), and defines f's BOG
+// type bog.
+func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *ir.Names) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(*failure); ok {
+				err = e
+				return
+			}
+			panic(r)
+		}
+	}()
+	s := &splitter{prog: prog, ns: ns}
+	x, dr, acc := revfull.Params[0], revfull.Params[1], revfull.Params[2]
+	items, tail := flatten(revfull.Body)
+	value, grad := splitTail(tail)
+	reverse := map[string]bool{dr.Name: true, acc.Name: true}
+	fwd, rev := s.items(items, reverse)
+	p := revfull.P
+
+	// The shape of the argument, for the zero gradient of [sufrevpass f].
+	shape := ns.FreshVar(p, "shape", ir.MkPrim(p, "$shape", ir.Ref(p, x)).T)
+	fwd = append(fwd, &ir.Let{P: p, Vars: []*ir.Var{shape}, Rhs: ir.MkPrim(p, "$shape", ir.Ref(p, x))})
+
+	// The record: what the reverse part reads of the forward part.
+	need := needed(append(append([]ir.Expr{}, rev...), grad), bound(fwd), []*ir.Var{x})
+	need = append(need, shape)
+	fields := make([]ir.Expr, len(need))
+	ts := make([]*types.Type, len(need))
+	for i, v := range need {
+		fields[i] = ir.Ref(p, v)
+		ts[i] = v.T
+	}
+	bog.SetDef(types.TupleOf(ts...))
+
+	if f := passes.Fwd; f != nil {
+		f.Params = []*ir.Var{x}
+		f.OneParam = true
+		rec := ir.MkPrim(p, "$wrap", ir.MkTuple(p, fields...), &ir.Dummy{P: p, T: bog})
+		f.Body = wrap(fwd, ir.MkTuple(p, value, rec))
+	}
+	unpack := func(b ir.Expr, body ir.Expr) ir.Expr {
+		vars := make([]*ir.Var, len(need))
+		for i, v := range need {
+			vars[i] = &ir.Var{P: p, T: v.T, Name: v.Name}
+		}
+		return &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, "$unwrap", b), Body: body}
+	}
+	if f := passes.RevAcc; f != nil {
+		b := ns.FreshVar(p, "bog", bog)
+		f.Params = []*ir.Var{dr, b, acc}
+		f.Body = unpack(ir.Ref(p, b), wrap(rev, grad))
+	}
+	if f := passes.Rev; f != nil {
+		b := ns.FreshVar(p, "bog", bog)
+		f.Params = []*ir.Var{dr, b}
+		zero := ir.MkPrim(p, "$zerosOfShape", ir.Ref(p, shape), &ir.Dummy{P: p, T: acc.T})
+		f.Body = unpack(ir.Ref(p, b), ir.MkLet(p, acc, zero, wrap(rev, grad)))
+	}
+	return nil
+}
+
+type failure struct {
+	pos ir.Pos
+	msg string
+}
+
+func (f *failure) Error() string { return f.pos.String() + ": " + f.msg }
+
+func fail(pos ir.Pos, format string, args ...any) {
+	panic(&failure{pos: pos, msg: fmt.Sprintf(format, args...)})
+}
+
+type splitter struct {
+	prog Program
+	ns   *ir.Names
+}
+
+// flatten returns the lets and asserts of a let-chain (as items with no
+// body) and the expression at its end.
+func flatten(e ir.Expr) ([]ir.Expr, ir.Expr) {
+	var items []ir.Expr
+	for {
+		switch x := e.(type) {
+		case *ir.Let:
+			items = append(items, &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Of: x.Of})
+			e = x.Body
+			continue
+		case *ir.Assert:
+			items = append(items, &ir.Assert{P: x.P, Cond: x.Cond, Msg: x.Msg})
+			e = x.Body
+			continue
+		}
+		return items, e
+	}
+}
+
+// wrap puts items around body.
+func wrap(items []ir.Expr, body ir.Expr) ir.Expr {
+	for i := len(items) - 1; i >= 0; i-- {
+		switch it := items[i].(type) {
+		case *ir.Let:
+			body = &ir.Let{P: it.P, Vars: it.Vars, Pattern: it.Pattern, Rhs: it.Rhs, Body: body, Of: it.Of}
+		case *ir.Assert:
+			body = &ir.Assert{P: it.P, Cond: it.Cond, Body: body, Msg: it.Msg}
+		}
+	}
+	return body
+}
+
+// splitTail takes apart (tuple value grad), the end of [revfull f].
+func splitTail(tail ir.Expr) (value, grad ir.Expr) {
+	t, ok := tail.(*ir.Tuple)
+	if !ok || len(t.Elems) != 2 {
+		fail(tail.Pos(), "internal: [revfull f] does not end in (tuple value gradient)")
+	}
+	return t.Elems[0], t.Elems[1]
+}
+
+// mentions reports whether e mentions any variable of set.
+func mentions(e ir.Expr, set map[string]bool) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if v, ok := x.(*ir.Var); ok && set[v.Name] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// bound returns the variables the items bind, in order.
+func bound(items []ir.Expr) []*ir.Var {
+	var vs []*ir.Var
+	for _, it := range items {
+		if l, ok := it.(*ir.Let); ok {
+			vs = append(vs, l.Vars...)
+		}
+	}
+	return vs
+}
+
+// needed returns the variables of candidates (and extra) that the
+// expressions mention free, in the candidates' order.
+func needed(exprs []ir.Expr, candidates []*ir.Var, extra []*ir.Var) []*ir.Var {
+	var out []*ir.Var
+	seen := map[string]bool{}
+	for _, v := range append(append([]*ir.Var{}, extra...), candidates...) {
+		if seen[v.Name] {
+			continue
+		}
+		for _, e := range exprs {
+			if occursIn(v.Name, e) {
+				seen[v.Name] = true
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// occursIn reports whether name occurs free in an item or expression.
+func occursIn(name string, e ir.Expr) bool {
+	switch it := e.(type) {
+	case *ir.Let:
+		if it.Body == nil {
+			return ir.Occurs(name, it.Rhs)
+		}
+	case *ir.Assert:
+		if it.Body == nil {
+			return ir.Occurs(name, it.Cond)
+		}
+	}
+	return ir.Occurs(name, e)
+}
+
+// items splits a list of items into the forward ones (which depend on no
+// variable of reverse) and the reverse ones, splitting loops, ifs and
+// calls of the reverse part as the package comment says. Variables bound
+// by reverse items are added to reverse.
+func (s *splitter) items(items []ir.Expr, reverse map[string]bool) (fwd, rev []ir.Expr) {
+	for _, it := range items {
+		switch it := it.(type) {
+		case *ir.Assert:
+			if mentions(it.Cond, reverse) {
+				rev = append(rev, it)
+			} else {
+				fwd = append(fwd, it)
+			}
+		case *ir.Let:
+			if !mentions(it.Rhs, reverse) {
+				fwd = append(fwd, it)
+				continue
+			}
+			for _, v := range it.Vars {
+				reverse[v.Name] = true
+			}
+			f, r := s.reverseLet(it, reverse, fwd)
+			fwd = f
+			rev = append(rev, r)
+		}
+	}
+	return fwd, rev
+}
+
+// reverseLet splits one reverse let, returning the forward items (those
+// given, plus the records it needs) and the rewritten reverse let.
+func (s *splitter) reverseLet(l *ir.Let, reverse map[string]bool, fwd []ir.Expr) ([]ir.Expr, ir.Expr) {
+	c, ok := l.Rhs.(*ir.Call)
+	if ok && c.Prim != nil && (c.Prim.Name == "$ifold" || c.Prim.Name == "$ifoldr") {
+		rec, loop := s.loop(c, reverse)
+		if rec != nil {
+			fwd = append(fwd, rec)
+		}
+		return fwd, &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: loop}
+	}
+	if ok && c.Fn != nil && len(c.Fn.Name.Derivs) == 1 && c.Fn.Name.Derivs[0] == "revacc" {
+		return s.call(l, c, fwd)
+	}
+	if i, ok := l.Rhs.(*ir.If); ok && !mentions(i.Cond, reverse) {
+		rec, branch := s.branches(i, reverse)
+		if rec != nil {
+			fwd = append(fwd, rec)
+		}
+		return fwd, &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: branch}
+	}
+	return fwd, l
+}
+
+// call splits [revacc g](x, dr, acc) into [suffwdpass g](x), whose BOG the
+// forward part records, and [bogrev g](dr, b, acc). A call of g with the
+// same argument in the forward part takes its value from the forward pass.
+func (s *splitter) call(l *ir.Let, c *ir.Call, fwd []ir.Expr) ([]ir.Expr, ir.Expr) {
+	g := c.Fn.Base
+	fw, rv := s.prog.Lookup("suffwdpass", g), s.prog.Lookup("bogrev", g)
+	if fw == nil || rv == nil {
+		fail(c.P, "internal: no split passes of %s", g.FullName())
+	}
+	p := c.P
+	arg := c.Args[0]
+	pb := s.ns.FreshVar(p, "pb", fw.Result)
+	b := s.ns.FreshVar(p, "b", fw.Result.Elems[1])
+	pbLet := &ir.Let{P: p, Vars: []*ir.Var{pb}, Rhs: ir.CallFunc(p, fw, ir.Copy(arg, ir.Pos{}))}
+	bLet := &ir.Let{P: p, Vars: []*ir.Var{b}, Rhs: ir.MkGet(p, 2, ir.Ref(p, pb))}
+	// Reuse a forward call g(x) if there is one.
+	merged := false
+	for k, it := range fwd {
+		fl, ok := it.(*ir.Let)
+		if !ok || len(fl.Vars) != 1 || fl.Pattern {
+			continue
+		}
+		if fc, ok := fl.Rhs.(*ir.Call); ok && fc.Fn == g && sameArg(fc, arg) {
+			y := &ir.Let{P: fl.P, Vars: fl.Vars, Rhs: ir.MkGet(p, 1, ir.Ref(p, pb)), Of: fl.Of}
+			rest := append([]ir.Expr{pbLet, y, bLet}, fwd[k+1:]...)
+			fwd = append(fwd[:k:k], rest...)
+			merged = true
+			break
+		}
+	}
+	if !merged {
+		fwd = append(fwd, pbLet, bLet)
+	}
+	call := ir.CallFunc(p, rv, c.Args[1], ir.Ref(p, b), c.Args[2])
+	return fwd, &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: call}
+}
+
+// sameArg reports whether a call's argument is the expression arg.
+func sameArg(c *ir.Call, arg ir.Expr) bool {
+	var a ir.Expr
+	if len(c.Args) == 1 {
+		a = c.Args[0]
+	} else {
+		a = ir.MkTuple(c.P, c.Args...)
+	}
+	return ir.FormatExpr(a) == ir.FormatExpr(arg)
+}
+
+// loop splits a reverse loop ($ifold n init (lam si (let (st i) si ...)))
+// into a build recording, per iteration, the values its reverse part reads
+// (nil if it reads none) and the loop reading them.
+func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) {
+	p := c.P
+	lam := c.Args[2].(*ir.Lam)
+	head, ok := lam.Body.(*ir.Let)
+	if !ok || !head.Pattern || len(head.Vars) != 2 {
+		fail(p, "internal: a reverse loop not in the form linmap builds")
+	}
+	st, i := head.Vars[0], head.Vars[1]
+	inner := map[string]bool{lam.Param.Name: true, st.Name: true}
+	for k, v := range reverse {
+		inner[k] = v
+	}
+	items, tail := flatten(head.Body)
+	fwd, rev := s.items(items, inner)
+	need := needed(append(append([]ir.Expr{}, rev...), tail), bound(fwd), nil)
+	if len(need) == 0 {
+		// The reverse part reads nothing the iteration computes.
+		body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: wrap(rev, tail)}
+		return nil, ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
+	}
+	fields := make([]ir.Expr, len(need))
+	for k, v := range need {
+		fields[k] = ir.Ref(p, v)
+	}
+	iv := &ir.Var{P: i.P, T: i.T, Name: i.Name}
+	recBuild := ir.MkPrim(p, "build", c.Args[0], ir.MkLam(p, iv, wrap(fwd, ir.MkTuple(p, fields...))))
+	rec := s.ns.FreshVar(p, "rec", recBuild.T)
+	vars := make([]*ir.Var, len(need))
+	for k, v := range need {
+		vars[k] = &ir.Var{P: p, T: v.T, Name: v.Name}
+	}
+	read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, rec)), Body: wrap(rev, tail)}
+	body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: read}
+	loop := ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
+	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: recBuild}, loop
+}
+
+// branches splits a reverse if: the forward part records which branch ran
+// and that branch's record, as a variant; the reverse part takes the
+// branch the variant names.
+func (s *splitter) branches(e *ir.If, reverse map[string]bool) (*ir.Let, ir.Expr) {
+	p := e.P
+	arm := func(x ir.Expr) (fwd, rev []ir.Expr, tail ir.Expr, need []*ir.Var) {
+		inner := map[string]bool{}
+		for k, v := range reverse {
+			inner[k] = v
+		}
+		items, tail := flatten(x)
+		fwd, rev = s.items(items, inner)
+		return fwd, rev, tail, needed(append(append([]ir.Expr{}, rev...), tail), bound(fwd), nil)
+	}
+	fT, rT, tT, nT := arm(e.Then)
+	fE, rE, tE, nE := arm(e.Else)
+	if len(nT) == 0 && len(nE) == 0 {
+		return nil, ir.MkIf(p, e.Cond, wrap(rT, tT), wrap(rE, tE))
+	}
+	record := func(need []*ir.Var) (ir.Expr, *types.Type) {
+		fields := make([]ir.Expr, len(need))
+		for k, v := range need {
+			fields[k] = ir.Ref(p, v)
+		}
+		t := ir.MkTuple(p, fields...)
+		return t, t.T
+	}
+	recT, typT := record(nT)
+	recE, typE := record(nE)
+	inl := ir.MkPrim(p, "$inl", wrap(fT, recT), &ir.Dummy{P: p, T: typE})
+	inr := ir.MkPrim(p, "$inr", &ir.Dummy{P: p, T: typT}, wrap(fE, recE))
+	fwdIf := ir.MkIf(p, e.Cond, inl, inr)
+	rec := s.ns.FreshVar(p, "rec", fwdIf.T)
+	unpack := func(need []*ir.Var, out string, body ir.Expr) ir.Expr {
+		vars := make([]*ir.Var, len(need))
+		for k, v := range need {
+			vars[k] = &ir.Var{P: p, T: v.T, Name: v.Name}
+		}
+		return &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, out, ir.Ref(p, rec)), Body: body}
+	}
+	revIf := ir.MkIf(p, ir.MkPrim(p, "$isl", ir.Ref(p, rec)),
+		unpack(nT, "$outl", wrap(rT, tT)), unpack(nE, "$outr", wrap(rE, tE)))
+	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: fwdIf}, revIf
+}

@@ -1,0 +1,50 @@
+package optimise
+
+import (
+	"github.com/ksc-lang/ksc/bog"
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
+)
+
+// splitBog fills in the passes of split reverse mode from the optimised
+// [revfull f] of each function that has them (package bog).
+func splitBog(ctx *Context) error {
+	prog := ctx.Prog
+	lookup := &derivedLookup{prog: prog}
+	var errs syntax.ErrorList
+	for _, f := range prog.Funcs {
+		if len(f.Name.Derivs) != 1 || f.Name.Derivs[0] != "revfull" || f.Body == nil {
+			continue
+		}
+		g := f.Base
+		passes := bog.Passes{
+			Fwd:    lookup.Lookup("suffwdpass", g),
+			Rev:    lookup.Lookup("sufrevpass", g),
+			RevAcc: lookup.Lookup("bogrev", g),
+		}
+		if passes.Fwd == nil && passes.Rev == nil && passes.RevAcc == nil {
+			continue
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					panic(ir.AtPos(r, f.P, f.FullName()))
+				}
+			}()
+			if err := bog.Split(f, prog.BogType(g), passes, lookup, prog.Names()); err != nil {
+				errs.Add(f.P, "splitting %s: %v", g.FullName(), err)
+			}
+		}()
+	}
+	errs.Sort()
+	return errs.Err()
+}
+
+// derivedLookup finds derived functions of a program.
+type derivedLookup struct {
+	prog *ir.Program
+}
+
+func (d *derivedLookup) Lookup(deriv string, g *ir.Func) *ir.Func {
+	return d.prog.Lookup(g.Name.Derive(deriv), g.BaseArg)
+}
