@@ -37,11 +37,20 @@ func (g *fn) parts(e *ir.Call, sc *env) []jen.Code {
 	}
 	out := make([]jen.Code, len(e.Args))
 	for i, a := range e.Args {
-		if !lams[i] {
+		switch {
+		case lams[i]:
+		case isDummy(a):
+			out[i] = g.expr(a, sc) // a type witness: often unused, so not bound
+		default:
 			out[i] = g.atom(g.expr(a, sc))
 		}
 	}
 	return out
+}
+
+func isDummy(e ir.Expr) bool {
+	_, ok := e.(*ir.Dummy)
+	return ok
 }
 
 func partType(e *ir.Call, i int) *types.Type {
