@@ -98,13 +98,14 @@ func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfC
 		seen := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 			f := strings.Fields(line)
-			if len(f) != 3 {
+			if len(f) != 4 {
 				t.Fatalf("%s backend: bad line %q", b, line)
 			}
 			seen[f[0]]++
 			adj, err1 := strconv.ParseFloat(f[1], 64)
 			fd, err2 := strconv.ParseFloat(f[2], 64)
-			if err1 != nil || err2 != nil {
+			sufadj, err3 := strconv.ParseFloat(f[3], 64)
+			if err1 != nil || err2 != nil || err3 != nil {
 				t.Errorf("%s backend, %s: cannot read %q", b, f[0], line)
 				continue
 			}
@@ -116,6 +117,9 @@ func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfC
 			}
 			if !(adj <= 1e-10) {
 				t.Errorf("%s backend, %s: adjoint identity off by %g (relative)", b, f[0], adj)
+			}
+			if !(sufadj <= 1e-10) {
+				t.Errorf("%s backend, %s: adjoint identity with [sufrev] off by %g (relative)", b, f[0], sufadj)
 			}
 			if fd != -1 && !(fd <= tol[f[0]]) {
 				t.Errorf("%s backend, %s: forward mode differs from central differences by %g (relative)", b, f[0], fd)
@@ -133,9 +137,9 @@ func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfC
 }
 
 // TestDerivativesOfPrimitives checks [fwd f] against central finite
-// differences, and [fwd f] against [rev f] by the adjoint identity
-// <fwd(x, dx), dr> = <dx, rev(x, dr)>, at random points, for every
-// primitive and prelude function.
+// differences, and [fwd f] against [rev f] and [sufrev f] (split reverse
+// mode) by the adjoint identity <fwd(x, dx), dr> = <dx, rev(x, dr)>, at
+// random points, for every primitive and prelude function.
 func TestDerivativesOfPrimitives(t *testing.T) {
 	runChecks(t, "prims", "", primChecks, 3, false)
 }

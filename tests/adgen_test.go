@@ -193,8 +193,10 @@ func (c *check) point(rng *rand.Rand) (x, dx, dr string) {
 
 // program returns a ks program checking every check at n random points,
 // after the definitions in prelude: each line is "name adjoint-error
-// fd-error". If selfCheck is set, main first prints "self_check E
-// -1" with E the value of the program's (self_check).
+// fd-error split-adjoint-error", the adjoint identity between forward
+// mode and [rev f], and between forward mode and [sufrev f]. If selfCheck
+// is set, main first prints "self_check E -1 0" with E the value of the
+// program's (self_check).
 func program(prelude string, checks []*check, n int, seed int64, selfCheck bool) string {
 	rng := rand.New(rand.NewSource(seed))
 	var b strings.Builder
@@ -203,11 +205,15 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 	for _, c := range checks {
 		b.WriteString(c.src)
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "(gdef fwd [%s %s])\n(gdef rev [%s %s])\n", c.name, c.argType(), c.name, c.argType())
+		fmt.Fprintf(&b, "(gdef fwd [%[1]s %[2]s])\n(gdef rev [%[1]s %[2]s])\n(gdef sufrev [%[1]s %[2]s])\n", c.name, c.argType())
 		t := c.argType()
 		fmt.Fprintf(&b, `(def adj$%[1]s Float ((x : %[2]s) (dx : %[3]s) (dr : %[4]s))
   (let ((a (ts_dot ([fwd %[1]s] x dx) dr))
         (b (ts_dot dx ([rev %[1]s] x dr))))
+    (div (abs (sub a b)) (add 1e-200 (add (abs a) (abs b))))))
+(def sufadj$%[1]s Float ((x : %[2]s) (dx : %[3]s) (dr : %[4]s))
+  (let ((a (ts_dot ([fwd %[1]s] x dx) dr))
+        (b (ts_dot dx ([sufrev %[1]s] x dr))))
     (div (abs (sub a b)) (add 1e-200 (add (abs a) (abs b))))))
 `, c.name, t, tangentOf(t), c.dr.ksType())
 		if c.fd {
@@ -223,7 +229,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 	}
 	b.WriteString("(def main Integer ()\n    (print")
 	if selfCheck {
-		b.WriteString("\n      \"self_check \" (self_check) \" -1\\n\"")
+		b.WriteString("\n      \"self_check \" (self_check) \" -1 0\\n\"")
 	}
 	for _, c := range checks {
 		for k := 0; k < n; k++ {
@@ -232,7 +238,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 			if c.fd {
 				fd = fmt.Sprintf("(fd$%s %s %s %s)", c.name, x, dx, dr)
 			}
-			fmt.Fprintf(&b, "\n      %q (adj$%s %s %s %s) \" \" %s \"\\n\"", c.name+" ", c.name, x, dx, dr, fd)
+			fmt.Fprintf(&b, "\n      %q (adj$%[2]s %[3]s %[4]s %[5]s) \" \" %[6]s \" \" (sufadj$%[2]s %[3]s %[4]s %[5]s) \"\\n\"", c.name+" ", c.name, x, dx, dr, fd)
 		}
 	}
 	b.WriteString("))\n")
