@@ -22,6 +22,7 @@ import (
 
 	"github.com/ksc-lang/ksc/cl"
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/linmap"
 	"github.com/ksc-lang/ksc/lower"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
@@ -352,7 +353,8 @@ func (d *deriver) close() {
 					panic(ir.AtPos(r, f.P, f.FullName()))
 				}
 			}()
-			ir.Inspect(f.Body, func(e ir.Expr) bool {
+			// Maps bound by lets are applied where they are used.
+			ir.Inspect(linmap.InlineLMLets(f.Body), func(e ir.Expr) bool {
 				c, ok := e.(*ir.Call)
 				if !ok || c.Prim == nil {
 					return true

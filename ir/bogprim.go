@@ -17,6 +17,8 @@ var bogTable = []*Prim{
 	{Name: "$wrap", Arity: 2, Check: checkWrap,
 		Doc: "($wrap x n): a value of the named type of n (only its type counts) holding x, its definition"},
 	{Name: "$unwrap", Arity: 1, Check: checkUnwrap, Pure: true, Doc: "the value a named type's value holds"},
+	{Name: "$dup", Arity: 1, Check: checkDup, Pure: true, Doc: "(tuple x x): sharing made explicit in single-use form"},
+	{Name: "$elim", Arity: 1, Check: checkElim, Pure: true, Doc: "(tuple), discarding x: an unused value in single-use form"},
 	{Name: "$shape", Arity: 1, Check: checkShape, Doc: "the shape of a value (language.md section 5): its sizes"},
 	{Name: "$zerosOfShape", Arity: 2, Check: checkZerosOfShape,
 		Doc: "($zerosOfShape sh t): zeros of the type of t with the shape sh (only t's type counts)"},
@@ -73,4 +75,18 @@ func checkUnwrap(p []*types.Type) (*types.Type, string) {
 		return nil, "$unwrap: expected a value of a named type, not " + p[0].String()
 	}
 	return p[0].Def, ""
+}
+
+func checkDup(p []*types.Type) (*types.Type, string) {
+	if !p[0].IsValue() {
+		return nil, "$dup: expected a value, not " + p[0].String()
+	}
+	return types.TupleOf(p[0], p[0]), ""
+}
+
+func checkElim(p []*types.Type) (*types.Type, string) {
+	if !p[0].IsValue() {
+		return nil, "$elim: expected a value, not " + p[0].String()
+	}
+	return types.Unit, ""
 }

@@ -13,7 +13,9 @@ import (
 func (p *Program) Format() []byte {
 	f := &syntax.File{}
 	for _, t := range p.Types {
-		f.Decls = append(f.Decls, &syntax.Deftype{Name: t.Name, Type: te(t.Def)})
+		if t.Def != nil {
+			f.Decls = append(f.Decls, &syntax.Deftype{Name: t.Name, Type: te(t.Def)})
+		}
 	}
 	for _, fn := range p.Funcs {
 		f.Decls = append(f.Decls, FuncDecl(fn))

@@ -16,6 +16,9 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 	p := m.Pos()
 	switch m := m.(type) {
 	case *ir.Let:
+		if m.Rhs.Type().Contains(types.LM) {
+			return s.ap(m.Body, t) // a map free of map variables never uses it
+		}
 		return &ir.Let{P: m.P, Vars: m.Vars, Pattern: m.Pattern, Rhs: m.Rhs, Body: s.ap(m.Body, t)}
 	case *ir.If:
 		then, els := s.ap(m.Then, t), s.ap(m.Else, t)
@@ -126,6 +129,9 @@ func (s *sem) example(m ir.Expr) ir.Expr {
 	p := m.Pos()
 	switch m := m.(type) {
 	case *ir.Let:
+		if m.Rhs.Type().Contains(types.LM) {
+			return s.example(m.Body)
+		}
 		return &ir.Let{P: m.P, Vars: m.Vars, Pattern: m.Pattern, Rhs: m.Rhs, Body: s.example(m.Body)}
 	case *ir.If:
 		return ir.MkIf(m.P, m.Cond, s.example(m.Then), s.example(m.Else))
@@ -173,6 +179,9 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 	p := m.Pos()
 	switch m := m.(type) {
 	case *ir.Let:
+		if m.Rhs.Type().Contains(types.LM) {
+			return s.accR(m.Body, r, acc)
+		}
 		return &ir.Let{P: m.P, Vars: m.Vars, Pattern: m.Pattern, Rhs: m.Rhs, Body: s.accR(m.Body, r, acc)}
 	case *ir.If:
 		return ir.MkIf(m.P, m.Cond, s.accR(m.Then, r, acc), s.accR(m.Else, r, acc))

@@ -137,3 +137,26 @@ func (b *binder) wrap(body ir.Expr) ir.Expr {
 	b.binds = nil
 	return body
 }
+
+// InlineLMLets substitutes lets that bind linear maps into their uses, so
+// that every application sees the map it applies.
+func InlineLMLets(e ir.Expr) ir.Expr {
+	return ir.Map(e, func(e ir.Expr) ir.Expr {
+		l, ok := e.(*ir.Let)
+		if !ok || !l.Rhs.Type().Contains(types.LM) {
+			return e
+		}
+		if l.Pattern {
+			t, ok := l.Rhs.(*ir.Tuple)
+			if !ok {
+				return e
+			}
+			m := map[string]ir.Expr{}
+			for i, v := range l.Vars {
+				m[v.Name] = t.Elems[i]
+			}
+			return ir.Subst(l.Body, m)
+		}
+		return ir.Subst(l.Body, map[string]ir.Expr{l.Vars[0].Name: l.Rhs})
+	})
+}

@@ -42,7 +42,7 @@ func eliminateLM(ctx *Context) error {
 				f.Body = revfullBody(f, ns, res)
 				return
 			}
-			body := inlineLMLets(f.Body)
+			body := linmap.InlineLMLets(f.Body)
 			var elim func(e ir.Expr) ir.Expr
 			elim = func(e ir.Expr) ir.Expr { return eliminateApply(e, f, ns, res, elim) }
 			body = ir.MapPre(body, elim)
@@ -86,29 +86,6 @@ func eliminateLM(ctx *Context) error {
 // isLMFunc reports whether f takes or returns a linear map.
 func isLMFunc(f *ir.Func) bool {
 	return f.Arg.Contains(types.LM) || f.Result.Contains(types.LM)
-}
-
-// inlineLMLets substitutes lets that bind linear maps into their uses, so
-// that every application sees the map it applies.
-func inlineLMLets(e ir.Expr) ir.Expr {
-	return ir.Map(e, func(e ir.Expr) ir.Expr {
-		l, ok := e.(*ir.Let)
-		if !ok || !l.Rhs.Type().Contains(types.LM) {
-			return e
-		}
-		if l.Pattern {
-			t, ok := l.Rhs.(*ir.Tuple)
-			if !ok {
-				return e
-			}
-			m := map[string]ir.Expr{}
-			for i, v := range l.Vars {
-				m[v.Name] = t.Elems[i]
-			}
-			return ir.Subst(l.Body, m)
-		}
-		return ir.Subst(l.Body, map[string]ir.Expr{l.Vars[0].Name: l.Rhs})
-	})
 }
 
 // eliminateApply replaces one application of a linear map, or returns

@@ -215,7 +215,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
   (let ((a (ts_dot ([fwd %[1]s] x dx) dr))
         (b (ts_dot dx ([sufrev %[1]s] x dr))))
     (div (abs (sub a b)) (add 1e-200 (add (abs a) (abs b))))))
-`, c.name, t, tangentOf(t), c.dr.ksType())
+`, c.name, t, tangentOf(t), tangentOf(c.dr.ksType()))
 		if c.fd {
 			fmt.Fprintf(&b, `(def fd$%[1]s Float ((x : %[2]s) (dx : %[3]s) (dr : %[4]s))
   (let ((h 1e-6)
@@ -224,7 +224,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
         (fd (div (sub (ts_dot yp dr) (ts_dot ym dr)) (mul 2.0 h)))
         (an (ts_dot ([fwd %[1]s] x dx) dr)))
     (div (abs (sub fd an)) (add 1e-3 (abs an)))))
-`, c.name, t, tangentOf(t), c.dr.ksType())
+`, c.name, t, tangentOf(t), tangentOf(c.dr.ksType()))
 		}
 	}
 	b.WriteString("(def main Integer ()\n    (print")

@@ -215,7 +215,7 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 	if inner == nil {
 		return
 	}
-	arg, res, msg := ir.DerivedSig(f.Name.Derivs[0], innerArg, innerRes, c.bogOf(inner))
+	arg, res, msg := ir.DerivedSig(f.Name.Derivs[0], innerArg, innerRes, c.bogOf(f.Name.Derivs[0], inner))
 	if msg != "" {
 		return // the derivation is not available: the hand-written one stands alone
 	}
@@ -227,13 +227,18 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 	}
 }
 
-// bogOf returns the BOG type of a base function found by lookupInner, or
-// nil for a primitive.
-func (c *checker) bogOf(inner any) *types.Type {
-	if f, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 0 {
+// bogOf returns the BOG type of a base function found by lookupInner, for
+// the derivations that mention it, or nil (a primitive has none).
+func (c *checker) bogOf(deriv string, inner any) *types.Type {
+	if f, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 0 && splitDeriv(deriv) {
 		return c.prog.BogType(f)
 	}
 	return nil
+}
+
+// splitDeriv reports whether a derivation's type mentions the BOG.
+func splitDeriv(d string) bool {
+	return d == "suffwdpass" || d == "sufrevpass" || d == "bogrev"
 }
 
 // lookupInner finds the function a derived name derives from, by its base
@@ -254,7 +259,7 @@ func (c *checker) lookupInner(name ir.Name, baseArg *types.Type) (any, *types.Ty
 	if inner == nil {
 		return nil, nil, nil
 	}
-	arg, res, msg := ir.DerivedSig(name.Derivs[0], s, t, c.bogOf(inner))
+	arg, res, msg := ir.DerivedSig(name.Derivs[0], s, t, c.bogOf(name.Derivs[0], inner))
 	if msg != "" {
 		return nil, nil, nil
 	}
@@ -338,7 +343,7 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 		innerArg, innerRes = innerFunc.Arg, innerFunc.Result
 	}
 	var bog *types.Type
-	if innerFunc != nil && len(inner.Derivs) == 0 {
+	if innerFunc != nil && len(inner.Derivs) == 0 && splitDeriv(name.Derivs[0]) {
 		bog = c.prog.BogType(innerFunc)
 	}
 	arg, res, msg := ir.DerivedSig(name.Derivs[0], innerArg, innerRes, bog)

@@ -21,7 +21,7 @@ var Structural = map[string]bool{
 	"$inline": true, "$copydown": true,
 	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
-	"$shape": true, "$zerosOfShape": true,
+	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
 }
 
 // prim compiles a call of a primitive.
@@ -211,6 +211,11 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		return r
 	case "$unwrap":
 		return f.atom(parts[0], at(0)) + "->v"
+	case "$dup":
+		x := f.atom(parts[0], at(0))
+		return f.tupleLit(e.T, []string{x, x})
+	case "$elim":
+		return f.tupleLit(e.T, nil)
 	case "$shape":
 		return f.temp(f.e.helper("shapeof", at(0))+"(ctx, "+parts[0]+")", e.T)
 	case "$zerosOfShape":

@@ -23,7 +23,7 @@ var Structural = map[string]bool{
 	"$inline": true, "$copydown": true,
 	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
-	"$shape": true, "$zerosOfShape": true,
+	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
 }
 
 // parts compiles the argument parts of a primitive call (lambdas left as nil).
@@ -400,6 +400,11 @@ func (g *fn) prim(e *ir.Call, sc *env) jen.Code {
 		return jen.Id(g.bind("", jen.Op("&").Id("nt_"+types.Mangle(e.T)).Values(jen.Id("V").Op(":").Add(parts[0]))))
 	case "$unwrap":
 		return jen.Add(parts[0]).Dot("V")
+	case "$dup":
+		return g.e.gotype(e.T).Values(jen.Id("F0").Op(":").Add(parts[0]), jen.Id("F1").Op(":").Add(parts[0]))
+	case "$elim":
+		g.stmt(jen.Id("_").Op("=").Add(parts[0]))
+		return g.e.gotype(e.T).Values()
 	case "$shape":
 		return jen.Id(g.bind("", jen.Id("ShapeOf").Types(g.e.gotype(e.T)).Call(parts[0])))
 	case "$zerosOfShape":
