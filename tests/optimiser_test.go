@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ksc-lang/ksc/driver"
@@ -111,5 +112,24 @@ func TestOptimisedDerivativeStructure(t *testing.T) {
 		if !found[want] {
 			t.Errorf("no %s after optimisation", want)
 		}
+	}
+}
+
+// TestUserRules checks that a program's rules rewrite its code.
+func TestUserRules(t *testing.T) {
+	src := `
+(rule "twice" (x : Float) (mul x 2.0) (add x x))
+(def f Float (y : Float) (mul (sin y) 2.0))
+`
+	prog, err := driver.LoadSources([]driver.Source{{Name: "rules.ks", Text: []byte(src)}}, driver.Derived)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := ir.FormatFunc(prog.Funcs[0])
+	if want := "(add t$1 t$1)"; !strings.Contains(got, "(add ") || strings.Contains(got, "(mul ") {
+		t.Errorf("the rule did not apply (want something like %s):\n%s", want, got)
 	}
 }
