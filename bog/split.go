@@ -272,7 +272,15 @@ func (s *splitter) reverseLet(l *ir.Let, reverse map[string]bool, fwd []ir.Expr)
 		return s.call(l, c, fwd)
 	}
 	if i, ok := l.Rhs.(*ir.If); ok && !mentions(i.Cond, reverse) {
-		rec, branch := s.branches(i, reverse)
+		k := primalIf(i.Cond, fwd)
+		var primal *ir.Let
+		if k >= 0 {
+			primal = fwd[k].(*ir.Let)
+		}
+		rec, branch, fused := s.branches(i, reverse, primal)
+		if fused {
+			fwd = append(fwd[:k:k], fwd[k+1:]...)
+		}
 		if rec != nil {
 			fwd = append(fwd, rec)
 		}
@@ -369,24 +377,76 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: recBuild}, loop
 }
 
+// primalIf returns the index of the last forward let x = (if cond ...)
+// on the same condition, if x can move to the end of fwd (no later item
+// reads it or asserts), or -1.
+func primalIf(cond ir.Expr, fwd []ir.Expr) int {
+	c, ok := cond.(*ir.Var)
+	if !ok {
+		return -1
+	}
+	for k := len(fwd) - 1; k >= 0; k-- {
+		l, ok := fwd[k].(*ir.Let)
+		if !ok {
+			return -1 // an assert: x may not move past it
+		}
+		if i, ok := l.Rhs.(*ir.If); ok && !l.Pattern && len(l.Vars) == 1 {
+			if ic, ok := i.Cond.(*ir.Var); ok && ic.Name == c.Name {
+				for _, later := range fwd[k+1:] {
+					if occursIn(l.Vars[0].Name, later) {
+						return -1
+					}
+				}
+				return k
+			}
+		}
+	}
+	return -1
+}
+
 // branches splits a reverse if: the forward part records which branch ran
 // and that branch's record, as a variant; the reverse part takes the
 // branch the variant names.
-func (s *splitter) branches(e *ir.If, reverse map[string]bool) (*ir.Let, ir.Expr) {
+//
+// If primal, a forward let x = (if cond A B) on the same condition, is
+// given, the record is fused with it: the forward pass computes
+// (x, record) in one if, and a call of g in A or B whose [revacc g] the
+// branch calls takes its value from [suffwdpass g]. Without this a
+// recursive function's forward pass would evaluate the whole recursion at
+// every level. fused reports whether primal was used (and so must be
+// dropped from the forward items).
+func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (recLet *ir.Let, revIf ir.Expr, fused bool) {
 	p := e.P
-	arm := func(x ir.Expr) (fwd, rev []ir.Expr, tail ir.Expr, need []*ir.Var) {
+	// prefix returns the items of a primal arm, ending in x = its value.
+	prefix := func(arm ir.Expr) []ir.Expr {
+		if primal == nil {
+			return nil
+		}
+		items, tail := flatten(arm)
+		return append(items, &ir.Let{P: primal.P, Vars: primal.Vars, Rhs: tail, Of: primal.Of})
+	}
+	arm := func(x ir.Expr, pre []ir.Expr) (fwd, rev []ir.Expr, tail ir.Expr, need []*ir.Var) {
 		inner := map[string]bool{}
 		for k, v := range reverse {
 			inner[k] = v
 		}
 		items, tail := flatten(x)
-		fwd, rev = s.items(items, inner)
+		fwd, rev = s.items(dedupe(pre, items), inner)
 		return fwd, rev, tail, needed(append(append([]ir.Expr{}, rev...), tail), bound(fwd), nil)
 	}
-	fT, rT, tT, nT := arm(e.Then)
-	fE, rE, tE, nE := arm(e.Else)
+	var preT, preE []ir.Expr
+	if primal != nil {
+		pi := primal.Rhs.(*ir.If)
+		preT, preE = prefix(pi.Then), prefix(pi.Else)
+	}
+	fT, rT, tT, nT := arm(e.Then, preT)
+	fE, rE, tE, nE := arm(e.Else, preE)
 	if len(nT) == 0 && len(nE) == 0 {
-		return nil, ir.MkIf(p, e.Cond, wrap(rT, tT), wrap(rE, tE))
+		if primal != nil {
+			// Nothing to record: split again without the primal arms.
+			return s.branches(e, reverse, nil)
+		}
+		return nil, ir.MkIf(p, e.Cond, wrap(rT, tT), wrap(rE, tE)), false
 	}
 	record := func(need []*ir.Var) (ir.Expr, *types.Type) {
 		fields := make([]ir.Expr, len(need))
@@ -398,10 +458,23 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool) (*ir.Let, ir.Expr
 	}
 	recT, typT := record(nT)
 	recE, typE := record(nE)
-	inl := ir.MkPrim(p, "$inl", wrap(fT, recT), &ir.Dummy{P: p, T: typE})
-	inr := ir.MkPrim(p, "$inr", &ir.Dummy{P: p, T: typT}, wrap(fE, recE))
-	fwdIf := ir.MkIf(p, e.Cond, inl, inr)
-	rec := s.ns.FreshVar(p, "rec", fwdIf.T)
+	var fwdIf *ir.If
+	if primal != nil {
+		x := primal.Vars[0]
+		inl := ir.MkPrim(p, "$inl", recT, &ir.Dummy{P: p, T: typE})
+		inr := ir.MkPrim(p, "$inr", &ir.Dummy{P: p, T: typT}, recE)
+		fwdIf = ir.MkIf(p, e.Cond, wrap(fT, ir.MkTuple(p, ir.Ref(p, x), inl)), wrap(fE, ir.MkTuple(p, ir.Ref(p, x), inr)))
+	} else {
+		inl := ir.MkPrim(p, "$inl", wrap(fT, recT), &ir.Dummy{P: p, T: typE})
+		inr := ir.MkPrim(p, "$inr", &ir.Dummy{P: p, T: typT}, wrap(fE, recE))
+		fwdIf = ir.MkIf(p, e.Cond, inl, inr)
+	}
+	var rec *ir.Var
+	if primal != nil {
+		rec = s.ns.FreshVar(p, "rec", fwdIf.T.Elems[1])
+	} else {
+		rec = s.ns.FreshVar(p, "rec", fwdIf.T)
+	}
 	unpack := func(need []*ir.Var, out string, body ir.Expr) ir.Expr {
 		vars := make([]*ir.Var, len(need))
 		for k, v := range need {
@@ -409,7 +482,42 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool) (*ir.Let, ir.Expr
 		}
 		return &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, out, ir.Ref(p, rec)), Body: body}
 	}
-	revIf := ir.MkIf(p, ir.MkPrim(p, "$isl", ir.Ref(p, rec)),
+	revIf = ir.MkIf(p, ir.MkPrim(p, "$isl", ir.Ref(p, rec)),
 		unpack(nT, "$outl", wrap(rT, tT)), unpack(nE, "$outr", wrap(rE, tE)))
-	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: fwdIf}, revIf
+	if primal != nil {
+		x := primal.Vars[0]
+		xv := &ir.Var{P: x.P, T: x.T, Name: x.Name}
+		return &ir.Let{P: p, Vars: []*ir.Var{xv, rec}, Pattern: true, Rhs: fwdIf, Of: primal.Of}, revIf, true
+	}
+	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: fwdIf}, revIf, false
+}
+
+// dedupe returns pre followed by items, leaving out an item that binds
+// the same names to the same expression as an item of pre (the primal
+// and reverse arms of an if both compute the primal values they need).
+func dedupe(pre, items []ir.Expr) []ir.Expr {
+	if len(pre) == 0 {
+		return items
+	}
+	key := func(l *ir.Let) string {
+		k := ""
+		for _, v := range l.Vars {
+			k += v.Name + " "
+		}
+		return k + "= " + ir.FormatExpr(l.Rhs)
+	}
+	have := map[string]bool{}
+	for _, it := range pre {
+		if l, ok := it.(*ir.Let); ok {
+			have[key(l)] = true
+		}
+	}
+	out := append([]ir.Expr{}, pre...)
+	for _, it := range items {
+		if l, ok := it.(*ir.Let); ok && have[key(l)] {
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package bog
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/types"
@@ -87,7 +88,8 @@ func (s *suf) single(v *ir.Var, body ir.Expr) ir.Expr {
 		u := s.ns.FreshVar(p, "_", types.Unit)
 		return ir.MkLet(p, u, ir.MkPrim(p, "$elim", ir.Ref(p, v)), body)
 	case n == 1:
-		return body
+		// One use on the longest path: other paths eliminate the variable.
+		return s.renameUses(v.Name, body, func() string { return v.Name })
 	default:
 		// n uses: n-1 dups, each copy renamed at one use, in order.
 		copies := make([]*ir.Var, n)
@@ -95,7 +97,7 @@ func (s *suf) single(v *ir.Var, body ir.Expr) ir.Expr {
 			copies[i] = s.ns.FreshVar(p, v.Name, v.T)
 		}
 		k := 0
-		body = renameUses(v.Name, body, func() string {
+		body = s.renameUses(v.Name, body, func() string {
 			name := copies[k].Name
 			k++
 			return name
@@ -121,7 +123,7 @@ func (s *suf) single(v *ir.Var, body ir.Expr) ir.Expr {
 // renameUses renames the free occurrences of name, one by one in order,
 // to the names next gives; in an if, both branches count from the same
 // point, and a branch using fewer eliminates the copies it does not use.
-func renameUses(name string, e ir.Expr, next func() string) ir.Expr {
+func (s *suf) renameUses(name string, e ir.Expr, next func() string) ir.Expr {
 	var walk func(e ir.Expr) ir.Expr
 	walk = func(e ir.Expr) ir.Expr {
 		switch x := e.(type) {
@@ -142,8 +144,11 @@ func renameUses(name string, e ir.Expr, next func() string) ir.Expr {
 			if x.Param.Name == name || !ir.Occurs(name, x.Body) {
 				return x
 			}
-			one := next() // the lambda's copy, used however often inside
-			return &ir.Lam{P: x.P, Param: x.Param, Body: ir.Subst(x.Body, map[string]ir.Expr{name: &ir.Var{P: x.P, T: varType(name, x.Body), Name: one}})}
+			// The lambda takes one copy; inside, that copy is made
+			// single-use in its turn.
+			one := &ir.Var{P: x.P, T: varType(name, x.Body), Name: next()}
+			body := ir.Subst(x.Body, map[string]ir.Expr{name: ir.Ref(x.P, one)})
+			return &ir.Lam{P: x.P, Param: x.Param, Body: s.single(one, body)}
 		case *ir.If:
 			cond := walk(x.Cond)
 			nt, ne := uses(name, x.Then), uses(name, x.Else)
@@ -153,7 +158,7 @@ func renameUses(name string, e ir.Expr, next func() string) ir.Expr {
 			}
 			branch := func(b ir.Expr, n int) ir.Expr {
 				k := 0
-				out := renameUses(name, b, func() string { k++; return names[k-1] })
+				out := s.renameUses(name, b, func() string { k++; return names[k-1] })
 				for i := n; i < len(names); i++ { // copies this branch does not use
 					u := &ir.Var{P: x.P, T: types.Unit, Name: "_" + names[i]}
 					t := varType(name, x.Then)
@@ -227,6 +232,9 @@ func CheckSUF(e ir.Expr, params []*ir.Var) error {
 	var err error
 	check := func(vs []*ir.Var, body ir.Expr) {
 		for _, v := range vs {
+			if strings.HasPrefix(v.Name, "_") {
+				continue // the unit an $elim returns
+			}
 			if n := uses(v.Name, body); n != 1 && err == nil {
 				err = fmt.Errorf("%s: %s is used %d times", v.P, v.Name, n)
 			}
@@ -241,6 +249,9 @@ func CheckSUF(e ir.Expr, params []*ir.Var) error {
 			check([]*ir.Var{x.Param}, x.Body)
 		case *ir.If:
 			for _, name := range freeNames(x.Then, x.Else) {
+				if strings.HasPrefix(name, "_") {
+					continue
+				}
 				if uses(name, x.Then) != uses(name, x.Else) && err == nil {
 					err = fmt.Errorf("%s: the branches use %s differently", x.P, name)
 				}

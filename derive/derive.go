@@ -28,10 +28,22 @@ import (
 	"github.com/ksc-lang/ksc/types"
 )
 
+// Options control differentiation.
+type Options struct {
+	// Rev is how [rev f] is computed: "lm" (the default) through the
+	// Jacobian and the accumulating reverse mode [revacc f], "bog" through
+	// split reverse mode, [sufrevpass f] of [suffwdpass f].
+	Rev string
+}
+
 // Derive fills in the body of every derived function of prog that has
 // none, adding the derived functions they need.
-func Derive(prog *ir.Program) error {
+func Derive(prog *ir.Program, opts Options) error {
+	if opts.Rev != "" && opts.Rev != "lm" && opts.Rev != "bog" {
+		return fmt.Errorf("unknown reverse-mode strategy %q (want lm or bog)", opts.Rev)
+	}
 	d := &deriver{
+		opts:      opts,
 		prog:      prog,
 		ns:        prog.Names(),
 		templates: map[string]ir.Expr{},
@@ -60,6 +72,7 @@ func Derive(prog *ir.Program) error {
 }
 
 type deriver struct {
+	opts      Options
 	prog      *ir.Program
 	ns        *ir.Names
 	templates map[string]ir.Expr
@@ -137,6 +150,10 @@ func (d *deriver) generate(f *ir.Func) {
 		x, dr, acc := d.params3(f)
 		f.Body = ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x)))
 	case "rev":
+		if d.opts.Rev == "bog" {
+			d.splitRev(f, base, p)
+			return
+		}
 		ra, err := d.need("revacc", base, p)
 		if err != nil {
 			d.errorf(p, "%v", err)
@@ -163,19 +180,7 @@ func (d *deriver) generate(f *ir.Func) {
 		}
 		d.split[f] = true
 	case "sufrev":
-		fw, err := d.need("suffwdpass", base, p)
-		if err != nil {
-			d.errorf(p, "%v", err)
-			return
-		}
-		rv, err := d.need("sufrevpass", base, p)
-		if err != nil {
-			d.errorf(p, "%v", err)
-			return
-		}
-		x, dr := d.params(f, "x", "dr")
-		pb := d.ns.FreshVar(p, "pb", fw.Result)
-		f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb))))
+		d.splitRev(f, base, p)
 	case "CL":
 		body, err := cl.Derive(base, d.ns)
 		if err != nil {
@@ -188,6 +193,24 @@ func (d *deriver) generate(f *ir.Func) {
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}
+}
+
+// splitRev makes f (of type (Tuple S dT) -> dS) reverse mode through the
+// split passes: ([sufrevpass g] dr (get$2$2 ([suffwdpass g] x))).
+func (d *deriver) splitRev(f, base *ir.Func, p ir.Pos) {
+	fw, err := d.need("suffwdpass", base, p)
+	if err != nil {
+		d.errorf(p, "%v", err)
+		return
+	}
+	rv, err := d.need("sufrevpass", base, p)
+	if err != nil {
+		d.errorf(p, "%v", err)
+		return
+	}
+	x, dr := d.params(f, "x", "dr")
+	pb := d.ns.FreshVar(p, "pb", fw.Result)
+	f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb))))
 }
 
 // params gives a derived function of a pair two parameters and returns

@@ -252,6 +252,14 @@ func (j *jac) prim(e *ir.Call, vars []*ir.Var) ir.Expr {
 		return ir.MkPrim(p, op, e.Args[0], ir.MkLam(lam.P, lam.Param, body))
 	case "fold":
 		return j.fold(e)
+	case "$inline":
+		// ($inline (g args)) is (g args); ANF keeps the call in place.
+		if inner, ok := e.Args[0].(*ir.Call); ok {
+			if inner.Fn != nil {
+				return j.call(inner)
+			}
+			return j.prim(inner, vars)
+		}
 	}
 	if len(pr.Lams) > 0 {
 		j.fail(p, "ksc cannot differentiate %s", pr.Name)

@@ -31,6 +31,8 @@ const (
 
 // Options control the pipeline.
 type Options struct {
+	// Rev is the strategy of [rev f]: "lm" (default) or "bog"; see derive.Options.
+	Rev string
 	// CheckIR runs the IR checker after every pass.
 	CheckIR bool
 	// Warn, if set, receives warnings of the optimiser.
@@ -114,11 +116,16 @@ type Source struct {
 // Load parses and type-checks the files, and derives what they ask for.
 // It stops at stage (Typed or Derived).
 func Load(paths []string, stage Stage) (*ir.Program, error) {
+	return LoadWith(paths, stage, Options{})
+}
+
+// LoadWith is Load with options.
+func LoadWith(paths []string, stage Stage, opts Options) (*ir.Program, error) {
 	files, err := ParseFiles(paths)
 	if err != nil {
 		return nil, err
 	}
-	return check(files, stage)
+	return check(files, stage, opts)
 }
 
 // LoadSources is Load for sources in memory.
@@ -139,10 +146,10 @@ func LoadSources(srcs []Source, stage Stage) (*ir.Program, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return check(files, stage)
+	return check(files, stage, Options{})
 }
 
-func check(files []*syntax.File, stage Stage) (prog *ir.Program, err error) {
+func check(files []*syntax.File, stage Stage, opts Options) (prog *ir.Program, err error) {
 	err = guard("the type checker", "", func() error {
 		var cerr error
 		prog, cerr = typecheck.Check(files)
@@ -151,7 +158,7 @@ func check(files []*syntax.File, stage Stage) (prog *ir.Program, err error) {
 	if err != nil || stage == Typed {
 		return prog, err
 	}
-	err = guard("derive", "", func() error { return derive.Derive(prog) })
+	err = guard("derive", "", func() error { return derive.Derive(prog, derive.Options{Rev: opts.Rev}) })
 	return prog, err
 }
 

@@ -8,8 +8,9 @@ import (
 )
 
 // Format returns the program as ks source: every function in order, a
-// derived function without a body yet as its gdef. The text parses and
-// type-checks again.
+// derived function without a body yet as its gdef (or not at all if it is
+// an internal derivation, such as D, that no gdef can name). The text parses
+// and type-checks again.
 func (p *Program) Format() []byte {
 	f := &syntax.File{}
 	for _, t := range p.Types {
@@ -18,6 +19,11 @@ func (p *Program) Format() []byte {
 		}
 	}
 	for _, fn := range p.Funcs {
+		if fn.Body == nil && len(fn.Name.Derivs) == 1 && !syntax.Derivations[fn.Name.Derivs[0]] {
+			// An internal derivation such as D cannot be requested by a
+			// gdef; ksc derives it again where it is called.
+			continue
+		}
 		f.Decls = append(f.Decls, FuncDecl(fn))
 	}
 	for _, r := range p.Rules {

@@ -213,6 +213,15 @@ func (a *anf) rhs(e ir.Expr, env map[string]*ir.Var, k func(ir.Expr) ir.Expr) ir
 			return &ir.Let{P: e.P, Vars: vars, Pattern: e.Pattern, Rhs: r, Body: a.rhs(e.Body, inner, k)}
 		})
 	case *ir.Call:
+		if e.Prim != nil && e.Prim.Name == "$inline" {
+			// ($inline (f args)) keeps its call: the arguments become atoms.
+			if inner, ok := e.Args[0].(*ir.Call); ok {
+				return a.atoms(inner.Args, env, func(args []ir.Expr) ir.Expr {
+					call := &ir.Call{P: inner.P, T: inner.T, Fn: inner.Fn, Prim: inner.Prim, Args: args}
+					return k(&ir.Call{P: e.P, T: e.T, Prim: e.Prim, Args: []ir.Expr{call}})
+				})
+			}
+		}
 		return a.atoms(e.Args, env, func(args []ir.Expr) ir.Expr {
 			return k(&ir.Call{P: e.P, T: e.T, Fn: e.Fn, Prim: e.Prim, Args: args})
 		})

@@ -117,7 +117,9 @@ func buildC(ctx context.Context, t *testing.T, prog *ir.Program, dir string) (st
 	if err != nil {
 		return "", err
 	}
-	if strings.TrimSpace(warnings) != "" {
+	// Notes (such as gcc giving up variable tracking on a huge function)
+	// are not warnings.
+	if strings.Contains(warnings, "warning:") {
 		t.Errorf("the C compiler warned:\n%s", warnings)
 	}
 	return exe, nil

@@ -1,8 +1,9 @@
 // Command revscale measures how the cost of reverse mode grows with the
 // size of the input: for sqnorm, dot, a matrix-vector product, logsumexp
-// and a recursive product over a vector, it times f and [rev f] (built by
+// and a recursive product over a vector, it times f, [rev f] and [sufrev f] (built by
 // ksc build into a library, called from a C harness) at sizes 10^3 to
-// 10^6 and prints the ratio [rev f] time / f time, which must stay flat.
+// 10^6 and prints the ratios [rev f] time / f time and [sufrev f] time /
+// f time (split reverse mode, issue 4), which must stay flat.
 //
 //	go run ./bench/revscale [-sizes 1000,10000,100000,1000000] [-min 0.2]
 package main
@@ -25,23 +26,28 @@ const source = `
 (def sqnorm Float (v : Vec Float)
   (sumbuild (size v) (lam (i : Integer) (let (x (index i v)) (mul x x)))))
 (gdef rev [sqnorm (Vec Float)])
+(gdef sufrev [sqnorm (Vec Float)])
 
 (def vdot Float ((a : Vec Float) (b : Vec Float)) (dot a b))
 (gdef rev [vdot (Tuple (Vec Float) (Vec Float))])
+(gdef sufrev [vdot (Tuple (Vec Float) (Vec Float))])
 
 (def matvec Float ((m : Tensor 2 Float) (v : Vec Float))
   (sum (mul m v)))
 (gdef rev [matvec (Tuple (Tensor 2 Float) (Vec Float))])
+(gdef sufrev [matvec (Tuple (Tensor 2 Float) (Vec Float))])
 
 (def logsumexp Float (v : Vec Float)
   (let (mx (max v))
     (add mx (log (sumbuild (size v) (lam (i : Integer) (exp (sub (index i v) mx))))))))
 (gdef rev [logsumexp (Vec Float)])
+(gdef sufrev [logsumexp (Vec Float)])
 
 ; The product of v[i..] times acc, by tail recursion over i.
 (def prodrec Float ((v : Vec Float) (i : Integer) (acc : Float))
   (if (eq i (size v)) acc (prodrec v (add i 1) (mul acc (index i v)))))
 (gdef rev [prodrec (Tuple (Vec Float) Integer Float)])
+(gdef sufrev [prodrec (Tuple (Vec Float) Integer Float)])
 `
 
 // harness is the C timing program. It runs in a thread with a large
@@ -106,27 +112,30 @@ static void *run(void *arg) {
     long cols = 10, rows = n / cols;
     rs_ten2_f64 m = {{rows, cols}, y};
     rs_vec_f64 v10 = {cols, x};
-    double out, tf, tr;
+    double out, tf, tr, tsuf;
     rs_vec_f64 gv;
     rs_tup2_vec_f64_vec_f64 g2;
     rs_tup2_ten2_f64_vec_f64 gm;
     rs_tup3_vec_f64_tup0_f64 gp;
 #define CHECK(call) if ((call) != 0) { fprintf(stderr, "%s\n", rs_ctx_error(ctx)); exit(1); }
-    TIME(tf, minSeconds, { CHECK(rs_sqnorm(ctx, v, &out)); rs_ctx_reset(ctx); });
-    TIME(tr, minSeconds, { CHECK(rs_rev_sqnorm(ctx, v, 1.0, &gv)); rs_ctx_reset(ctx); });
-    printf("sqnorm %ld %g %g\n", n, tf, tr);
-    TIME(tf, minSeconds, { CHECK(rs_vdot(ctx, v, w, &out)); rs_ctx_reset(ctx); });
-    TIME(tr, minSeconds, { CHECK(rs_rev_vdot(ctx, (rs_tup2_vec_f64_vec_f64){v, w}, 1.0, &g2)); rs_ctx_reset(ctx); });
-    printf("dot %ld %g %g\n", n, tf, tr);
-    TIME(tf, minSeconds, { CHECK(rs_matvec(ctx, m, v10, &out)); rs_ctx_reset(ctx); });
-    TIME(tr, minSeconds, { CHECK(rs_rev_matvec(ctx, (rs_tup2_ten2_f64_vec_f64){m, v10}, 1.0, &gm)); rs_ctx_reset(ctx); });
-    printf("matvec %ld %g %g\n", n, tf, tr);
-    TIME(tf, minSeconds, { CHECK(rs_logsumexp(ctx, v, &out)); rs_ctx_reset(ctx); });
-    TIME(tr, minSeconds, { CHECK(rs_rev_logsumexp(ctx, v, 1.0, &gv)); rs_ctx_reset(ctx); });
-    printf("logsumexp %ld %g %g\n", n, tf, tr);
-    TIME(tf, minSeconds, { CHECK(rs_prodrec(ctx, v, 0, 1.0, &out)); rs_ctx_reset(ctx); });
-    TIME(tr, minSeconds, { CHECK(rs_rev_prodrec(ctx, (rs_tup3_vec_f64_i64_f64){v, 0, 1.0}, 1.0, &gp)); rs_ctx_reset(ctx); });
-    printf("prodrec %ld %g %g\n", n, tf, tr);
+#define MEASURE(name, f, rev, sufrev)                                     \
+    TIME(tf, minSeconds, { CHECK(f); rs_ctx_reset(ctx); });               \
+    TIME(tr, minSeconds, { CHECK(rev); rs_ctx_reset(ctx); });             \
+    TIME(tsuf, minSeconds, { CHECK(sufrev); rs_ctx_reset(ctx); });          \
+    printf("%s %ld %g %g %g\n", name, n, tf, tr, tsuf)
+    MEASURE("sqnorm", rs_sqnorm(ctx, v, &out), rs_rev_sqnorm(ctx, v, 1.0, &gv),
+            rs_sufrev_sqnorm(ctx, v, 1.0, &gv));
+    rs_tup2_vec_f64_vec_f64 vw = {v, w};
+    MEASURE("dot", rs_vdot(ctx, v, w, &out), rs_rev_vdot(ctx, vw, 1.0, &g2),
+            rs_sufrev_vdot(ctx, vw, 1.0, &g2));
+    rs_tup2_ten2_f64_vec_f64 mv = {m, v10};
+    MEASURE("matvec", rs_matvec(ctx, m, v10, &out), rs_rev_matvec(ctx, mv, 1.0, &gm),
+            rs_sufrev_matvec(ctx, mv, 1.0, &gm));
+    MEASURE("logsumexp", rs_logsumexp(ctx, v, &out), rs_rev_logsumexp(ctx, v, 1.0, &gv),
+            rs_sufrev_logsumexp(ctx, v, 1.0, &gv));
+    rs_tup3_vec_f64_i64_f64 p0 = {v, 0, 1.0};
+    MEASURE("prodrec", rs_prodrec(ctx, v, 0, 1.0, &out), rs_rev_prodrec(ctx, p0, 1.0, &gp),
+            rs_sufrev_prodrec(ctx, p0, 1.0, &gp));
     fflush(stdout);
     free(x);
     free(y);
@@ -191,31 +200,44 @@ func run(sizes string, minTime float64) error {
 	if err != nil {
 		return fmt.Errorf("running the harness: %v", err)
 	}
-	// name -> size -> ratio
 	type row struct {
-		n          string
-		tf, tr     float64
 		name, size string
+		tf, tr, ts float64
 	}
 	var rows []row
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
-		tf, _ := strconv.ParseFloat(f[2], 64)
-		tr, _ := strconv.ParseFloat(f[3], 64)
-		rows = append(rows, row{name: f[0], size: f[1], tf: tf, tr: tr})
-	}
-	ns := strings.Split(sizes, ",")
-	fmt.Printf("| function | %s |\n|---|%s\n", strings.Join(ns, " | "), strings.Repeat("---|", len(ns)))
-	for _, name := range []string{"sqnorm", "dot", "matvec", "logsumexp", "prodrec"} {
-		fmt.Printf("| %s |", name)
-		for _, n := range ns {
-			for _, r := range rows {
-				if r.name == name && r.size == n {
-					fmt.Printf(" %.2f (%s / %s) |", r.tr/r.tf, dur(r.tr), dur(r.tf))
-				}
+		if len(f) != 5 {
+			return fmt.Errorf("unexpected harness output %q", line)
+		}
+		r := row{name: f[0], size: f[1]}
+		for i, p := range []*float64{&r.tf, &r.tr, &r.ts} {
+			if *p, err = strconv.ParseFloat(f[2+i], 64); err != nil {
+				return fmt.Errorf("unexpected harness output %q", line)
 			}
 		}
-		fmt.Println()
+		rows = append(rows, r)
+	}
+	ns := strings.Split(sizes, ",")
+	for _, table := range []struct {
+		title string
+		t     func(row) float64
+	}{
+		{"[rev f] / f", func(r row) float64 { return r.tr }},
+		{"[sufrev f] / f", func(r row) float64 { return r.ts }},
+	} {
+		fmt.Printf("\n%s\n\n| function | %s |\n|---|%s\n", table.title, strings.Join(ns, " | "), strings.Repeat("---|", len(ns)))
+		for _, name := range []string{"sqnorm", "dot", "matvec", "logsumexp", "prodrec"} {
+			fmt.Printf("| %s |", name)
+			for _, n := range ns {
+				for _, r := range rows {
+					if r.name == name && r.size == n {
+						fmt.Printf(" %.2f (%s / %s) |", table.t(r)/r.tf, dur(table.t(r)), dur(r.tf))
+					}
+				}
+			}
+			fmt.Println()
+		}
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func compile(c *cli.Context, t *timer) (*ir.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := driver.Load(paths, driver.Derived)
+	prog, err := driver.LoadWith(paths, driver.Derived, driver.Options{Rev: c.String("rev")})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func cmdCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog, err := driver.Load(paths, driver.Derived)
+	prog, err := driver.LoadWith(paths, driver.Derived, driver.Options{Rev: c.String("rev")})
 	if err != nil {
 		return err
 	}
@@ -193,21 +193,28 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 			stdout.Write(syntax.FormatFile(f))
 		}
 		return nil
-	case "typed", "derived", "optimised", "cl", "c", "go":
+	case "typed", "derived", "suf", "optimised", "bog", "cl", "c", "go":
 	default:
-		return usagef("unknown stage %q (want parsed, typed, derived, cl, optimised, c or go)", stage)
+		return usagef("unknown stage %q (want parsed, typed, derived, suf, cl, optimised, bog, c or go)", stage)
 	}
 	st := driver.Derived
 	if stage == "typed" {
 		st = driver.Typed
 	}
-	prog, err := driver.Load(paths, st)
+	prog, err := driver.LoadWith(paths, st, driver.Options{Rev: c.String("rev")})
 	if err != nil {
 		return err
 	}
 	switch stage {
 	case "typed", "derived":
 		stdout.Write(prog.Format())
+		return nil
+	case "suf":
+		text, err := driver.SUF(prog)
+		if err != nil {
+			return err
+		}
+		stdout.Write(text)
 		return nil
 	case "cl":
 		text, err := cl.Format(prog)
@@ -223,6 +230,8 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 	switch stage {
 	case "optimised":
 		stdout.Write(prog.Format())
+	case "bog":
+		stdout.Write(driver.BOG(prog))
 	case "c":
 		out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: hasMain(prog)})
 		if err != nil {

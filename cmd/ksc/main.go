@@ -111,6 +111,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	checkFlag := &cli.BoolFlag{Name: "check-ir", Usage: "run the IR checker after every pass (finds bugs in ksc)"}
 	backendFlag := &cli.StringFlag{Name: "backend", Value: "c", Usage: "backend that compiles the program: c or go"}
 	timeFlag := &cli.BoolFlag{Name: "time", Usage: "print the time each step takes on stderr"}
+	revFlag := &cli.StringFlag{Name: "rev", Value: "lm", Usage: "how [rev f] is computed: lm (through the Jacobian, accumulating in place) or bog (split reverse mode)"}
 	app := &cli.App{
 		Name:      "ksc",
 		Usage:     "compile differentiable programs written in ks",
@@ -131,7 +132,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Description: "Compiles the files (read as one program) and runs (def main Integer () ...),\n" +
 					"with the program's output on stdout. A runtime error prints its .ks position\n" +
 					"on stderr and exits with status 1.",
-				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag},
+				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag, revFlag},
 				Action: func(c *cli.Context) error { return cmdRun(c, stdout, stderr, false) },
 			},
 			{
@@ -140,14 +141,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				ArgsUsage: "FILE.ks...",
 				Description: "Runs main like `ksc run`; after a line TESTS FOLLOW the program prints, for\n" +
 					"each check, ----, a name and 1 or 0. Fails (status 1) if any check prints 0.",
-				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag},
+				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag, revFlag},
 				Action: func(c *cli.Context) error { return cmdRun(c, stdout, stderr, true) },
 			},
 			{
 				Name:      "check",
 				Usage:     "parse, type-check and derive; report errors only",
 				ArgsUsage: "FILE.ks...",
-				Flags:     []cli.Flag{checkFlag},
+				Flags:     []cli.Flag{checkFlag, revFlag},
 				Action:    func(c *cli.Context) error { return cmdCheck(c) },
 			},
 			{
@@ -165,11 +166,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage:     "print the program after a stage of the pipeline",
 				ArgsUsage: "FILE.ks...",
 				Description: "Stages: parsed (canonical source), typed (resolved and desugared), derived\n" +
-					"(with generated functions), cl (every definition in the categorical language),\n" +
-					"optimised (after the passes), c, go.",
+					"(with generated functions, the Jacobians as linear maps), suf (single-use form),\n" +
+					"cl (every definition in the categorical language), optimised (after the passes),\n" +
+					"bog (the records of split reverse mode and their passes), c, go.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "stage", Value: "typed", Usage: "parsed, typed, derived, cl, optimised, c or go"},
+					&cli.StringFlag{Name: "stage", Value: "typed", Usage: "parsed, typed, derived, suf, cl, optimised, bog, c or go"},
 					&cli.BoolFlag{Name: "check", Usage: "run the IR checker after every pass"},
+					revFlag,
 				},
 				Action: func(c *cli.Context) error { return cmdEmit(c, stdout) },
 			},
@@ -184,7 +187,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "o", Required: true, Usage: "output library `DIR/libNAME.so`"},
 					&cli.StringFlag{Name: "emit-c", Usage: "also write the generated C to `FILE`"},
-					checkFlag, timeFlag,
+					checkFlag, timeFlag, revFlag,
 				},
 				Action: func(c *cli.Context) error { return cmdBuild(c, stderr) },
 			},

@@ -280,7 +280,10 @@ func (f *fn) args(args []ir.Expr, sc *env, unpack bool) []string {
 	if len(args) == 1 && unpack && args[0].Type().Kind == types.Tuple {
 		t := args[0].Type()
 		if len(t.Elems) == 0 {
-			f.expr(args[0], sc) // for its effects: a unit value passes nothing
+			// A unit value passes nothing; it is evaluated for its effects.
+			if x := f.expr(args[0], sc); isAtom(x) {
+				f.line("(void)%s;", x)
+			}
 			return nil
 		}
 		x := f.atom(f.expr(args[0], sc), t)

@@ -1,0 +1,52 @@
+package driver
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/bog"
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// SUF returns the program's functions in single-use form (bog.ToSUF):
+// each body in A-normal form, every variable used exactly once, with
+// $dup and $elim. The text is valid ks and computes what the program does.
+func SUF(prog *ir.Program) (text []byte, err error) {
+	err = guard("single-use form", "", func() error {
+		ns := prog.Names()
+		out := &ir.Program{Types: prog.Types}
+		for _, f := range prog.Funcs {
+			if f.Body == nil || f.Arg.Contains(types.LM) || f.Result.Contains(types.LM) {
+				out.Funcs = append(out.Funcs, f)
+				continue
+			}
+			body, params := lower.ANF(f.Body, f.Params, ns)
+			s := bog.ToSUF(body, params, ns)
+			if err := bog.CheckSUF(s, params); err != nil {
+				return fmt.Errorf("internal: %s is not in single-use form: %v", f.FullName(), err)
+			}
+			g := *f
+			g.Params, g.Body = params, s
+			out.Funcs = append(out.Funcs, &g)
+		}
+		text = out.Format()
+		return nil
+	})
+	return text, err
+}
+
+// BOG returns the records of split reverse mode and the passes that make
+// and read them, from an optimised program.
+func BOG(prog *ir.Program) []byte {
+	out := &ir.Program{Types: prog.Types}
+	for _, f := range prog.Funcs {
+		if len(f.Name.Derivs) == 1 {
+			switch f.Name.Derivs[0] {
+			case "suffwdpass", "sufrevpass", "bogrev", "sufrev":
+				out.Funcs = append(out.Funcs, f)
+			}
+		}
+	}
+	return out.Format()
+}
