@@ -71,13 +71,21 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 	fwd, rev := s.items(items, reverse)
 	p := revfull.P
 
-	// The shape of the argument, for the zero gradient of [sufrevpass f].
-	shape := ns.FreshVar(p, "shape", ir.MkPrim(p, "$shape", ir.Ref(p, x)).T)
-	fwd = append(fwd, &ir.Let{P: p, Vars: []*ir.Var{shape}, Rhs: ir.MkPrim(p, "$shape", ir.Ref(p, x))})
-
-	// The record: what the reverse part reads of the forward part.
-	need := needed(append(append([]ir.Expr{}, rev...), grad), bound(fwd), []*ir.Var{x})
-	need = append(need, shape)
+	// The record: what the reverse part reads of the forward part, and
+	// for the zero gradient of [sufrevpass f], the argument itself if
+	// that is recorded anyway, else only its shape (its sizes).
+	rev, need := rematerialise(fwd, rev, grad, []*ir.Var{x})
+	var zero ir.Expr = ir.MkPrim(p, "ts_zero", ir.Ref(p, x))
+	hasX := false
+	for _, v := range need {
+		hasX = hasX || v == x
+	}
+	if !hasX {
+		shape := ns.FreshVar(p, "shape", ir.MkPrim(p, "$shape", ir.Ref(p, x)).T)
+		fwd = append(fwd, &ir.Let{P: p, Vars: []*ir.Var{shape}, Rhs: ir.MkPrim(p, "$shape", ir.Ref(p, x))})
+		need = append(need, shape)
+		zero = ir.MkPrim(p, "$zerosOfShape", ir.Ref(p, shape), &ir.Dummy{P: p, T: acc.T})
+	}
 	fields := make([]ir.Expr, len(need))
 	ts := make([]*types.Type, len(need))
 	for i, v := range need {
@@ -107,7 +115,6 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 	if f := passes.Rev; f != nil {
 		b := ns.FreshVar(p, "bog", bog)
 		f.Params = []*ir.Var{dr, b}
-		zero := ir.MkPrim(p, "$zerosOfShape", ir.Ref(p, shape), &ir.Dummy{P: p, T: acc.T})
 		f.Body = unpack(ir.Ref(p, b), ir.MkLet(p, acc, zero, wrap(rev, grad)))
 	}
 	return nil
@@ -211,6 +218,99 @@ func needed(exprs []ir.Expr, candidates []*ir.Var, extra []*ir.Var) []*ir.Var {
 		}
 	}
 	return out
+}
+
+// rematerialise chooses what the reverse part recomputes rather than
+// reads from the record: the forward lets that are cheap (see cheap) and
+// whose values it needs, and in turn those they need. It returns the
+// reverse items preceded by the recomputed lets, and the variables of the
+// forward part (and extra) still to be recorded. So a loop over an input
+// vector records nothing per element: the reverse loop indexes the input
+// again.
+func rematerialise(fwd, rev []ir.Expr, tail ir.Expr, extra []*ir.Var) ([]ir.Expr, []*ir.Var) {
+	binder := map[string]int{} // the forward let binding each name
+	for k, it := range fwd {
+		if l, ok := it.(*ir.Let); ok {
+			for _, v := range l.Vars {
+				binder[v.Name] = k
+			}
+		}
+	}
+	chosen := map[int]bool{}
+	for {
+		var exprs, remat []ir.Expr
+		excluded := map[string]bool{}
+		for k, it := range fwd {
+			if chosen[k] {
+				remat = append(remat, it)
+				for _, v := range it.(*ir.Let).Vars {
+					excluded[v.Name] = true
+				}
+			}
+		}
+		exprs = append(append(append(exprs, remat...), rev...), tail)
+		var candidates []*ir.Var
+		for _, v := range bound(fwd) {
+			if !excluded[v.Name] {
+				candidates = append(candidates, v)
+			}
+		}
+		need := needed(exprs, candidates, extra)
+		changed := false
+		for _, v := range need {
+			if k, ok := binder[v.Name]; ok && !chosen[k] && cheap(fwd[k].(*ir.Let)) {
+				chosen[k], changed = true, true
+			}
+		}
+		if !changed {
+			return append(remat, rev...), need
+		}
+	}
+}
+
+// cheap reports whether a forward let is better computed again than
+// recorded: taking apart or making a tuple of atoms, indexing, a size,
+// Integer or Bool arithmetic on atoms, or a zero (which costs the same in
+// either pass, and need not be kept between them). (An index the forward pass did
+// without error cannot fail when done again.)
+func cheap(l *ir.Let) bool {
+	var atom func(e ir.Expr) bool // an atom, or a tuple or part of one
+	atom = func(e ir.Expr) bool {
+		switch e := e.(type) {
+		case *ir.Var, *ir.Const, *ir.Dummy:
+			return true
+		case *ir.Get:
+			return atom(e.X)
+		case *ir.Tuple:
+			for _, x := range e.Elems {
+				if !atom(x) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	switch r := l.Rhs.(type) {
+	case *ir.Var, *ir.Const, *ir.Get, *ir.Tuple:
+		return atom(r)
+	case *ir.Call:
+		if r.Prim == nil {
+			return false
+		}
+		for _, e := range r.Args {
+			if !atom(e) {
+				return false
+			}
+		}
+		switch r.Prim.Name {
+		case "index", "size", "ts_zero":
+			return true
+		case "add", "sub", "mul", "eq", "ne", "lt", "le", "gt", "ge", "not":
+			return r.T.Kind == types.Integer || r.T.Kind == types.Bool
+		}
+	}
+	return false
 }
 
 // occursIn reports whether name occurs free in an item or expression.
@@ -354,7 +454,7 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	}
 	items, tail := flatten(head.Body)
 	fwd, rev := s.items(items, inner)
-	need := needed(append(append([]ir.Expr{}, rev...), tail), bound(fwd), nil)
+	rev, need := rematerialise(fwd, rev, tail, nil)
 	if len(need) == 0 {
 		// The reverse part reads nothing the iteration computes.
 		body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: wrap(rev, tail)}
@@ -432,7 +532,8 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 		}
 		items, tail := flatten(x)
 		fwd, rev = s.items(dedupe(pre, items), inner)
-		return fwd, rev, tail, needed(append(append([]ir.Expr{}, rev...), tail), bound(fwd), nil)
+		rev, need = rematerialise(fwd, rev, tail, nil)
+		return fwd, rev, tail, need
 	}
 	var preT, preE []ir.Expr
 	if primal != nil {

@@ -86,7 +86,11 @@ type emitter struct {
 
 	types     strings.Builder // type definitions, in dependency order
 	typeNames map[string]string
-	typeDone  map[string]bool
+	// pendingNamed are named types whose struct is not yet defined, and
+	// typeDepth the depth of ctype calls in progress.
+	pendingNamed []*types.Type
+	typeDepth    int
+	typeDone     map[string]bool
 
 	helperDecls strings.Builder // prototypes of helpers
 	helperDefs  strings.Builder // their definitions
@@ -232,6 +236,24 @@ func commentSafe(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
 
 // ctype returns the C type of a ks type, declaring it first if needed.
 func (e *emitter) ctype(t *types.Type) string {
+	e.typeDepth++
+	name := e.ctype1(t)
+	e.typeDepth--
+	// The struct of a named type is defined once the types in progress
+	// are declared, since its definition may use them (a BOG type holds
+	// a tuple that holds the BOG type).
+	for e.typeDepth == 0 && len(e.pendingNamed) > 0 {
+		n := e.pendingNamed[0]
+		e.pendingNamed = e.pendingNamed[1:]
+		e.typeDepth++
+		def := e.ctype1(n.Def)
+		e.typeDepth--
+		fmt.Fprintf(&e.types, "struct %s_s { %s v; };\n", e.typeNames[types.Mangle(n)], def)
+	}
+	return name
+}
+
+func (e *emitter) ctype1(t *types.Type) string {
 	switch t.Kind {
 	case types.Integer:
 		return "int64_t"
@@ -272,8 +294,7 @@ func (e *emitter) ctype(t *types.Type) string {
 		// A pointer to a struct holding the definition, so that the type
 		// may refer to itself.
 		fmt.Fprintf(&e.types, "typedef struct %s_s *%s; /* %s */\n", name, name, t)
-		def := e.ctype(t.Def)
-		fmt.Fprintf(&e.types, "struct %s_s { %s v; };\n", name, def)
+		e.pendingNamed = append(e.pendingNamed, t)
 	default:
 		panic(fmt.Sprintf("cemit: no C type for %s", t))
 	}
