@@ -8,59 +8,73 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 
 	goemit "github.com/ksc-lang/ksc/emit/go"
 	"github.com/ksc-lang/ksc/ir"
 	ksrt "github.com/ksc-lang/ksc/runtime/go"
 )
 
-// EmitGo generates Go for an optimised program.
+// EmitGo generates Go for an optimised program: one file of package main
+// that expects the runtime's files (runtime/go) beside it.
 func EmitGo(prog *ir.Program) (src []byte, err error) {
 	err = guard("the Go backend", "", func() error {
 		var eerr error
-		src, eerr = goemit.Emit(prog)
+		src, eerr = goemit.Emit(prog, goemit.Options{})
 		return eerr
 	})
 	return src, err
 }
 
-// goTool finds the go command: on PATH, else in the toolchain that built
-// ksc, else /usr/local/go.
+// goTool finds the go command: on PATH, else in $GOROOT/bin, else in
+// /usr/local/go/bin.
 func goTool() (string, error) {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p, nil
 	}
-	for _, p := range []string{filepath.Join(runtime.GOROOT(), "bin", "go"), "/usr/local/go/bin/go"} {
-		if _, err := os.Stat(p); err == nil {
+	var candidates []string
+	if root := os.Getenv("GOROOT"); root != "" {
+		candidates = append(candidates, filepath.Join(root, "bin", "go"))
+	}
+	candidates = append(candidates, "/usr/local/go/bin/go")
+	for _, p := range candidates {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			return p, nil
 		}
 	}
-	return "", errors.New("the Go backend needs the go command, which is not installed")
+	return "", errors.New("the Go backend needs the go command, which was not found on PATH, in $GOROOT/bin or in /usr/local/go/bin")
 }
 
 // BuildGo compiles prog (optimised) with the Go backend into an
-// executable in dir and returns its path.
-func BuildGo(ctx context.Context, prog *ir.Program, dir string) (string, error) {
+// executable in dir and returns its path. dir receives main.go, the
+// runtime's files and a go.mod of module ksprog; go build runs there with
+// the default build cache, so that the runtime is compiled once.
+func BuildGo(ctx context.Context, prog *ir.Program, dir string) (exe string, err error) {
 	src, err := EmitGo(prog)
 	if err != nil {
 		return "", err
 	}
-	files := map[string]string{
-		"main.go": string(src),
-		"ksrt.go": ksrt.Source("main"),
-		"go.mod":  "module ksprog\n\ngo 1.26\n",
+	write := func(name string, text []byte) error {
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
+			return fmt.Errorf("writing the Go program: %w", err)
+		}
+		return nil
 	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+	if err := write("main.go", src); err != nil {
+		return "", err
+	}
+	for _, f := range ksrt.Files("main") {
+		if err := write(f.Name, f.Text); err != nil {
 			return "", err
 		}
+	}
+	if err := write("go.mod", []byte("module ksprog\n\ngo 1.26\n")); err != nil {
+		return "", err
 	}
 	gocmd, err := goTool()
 	if err != nil {
 		return "", err
 	}
-	exe := filepath.Join(dir, "prog")
+	exe = filepath.Join(dir, "prog")
 	cmd := exec.CommandContext(ctx, gocmd, "build", "-o", exe, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOWORK=off")
@@ -68,7 +82,7 @@ func BuildGo(ctx context.Context, prog *ir.Program, dir string) (string, error) 
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if errors.As(err, &ee) && ctx.Err() == nil {
 			return "", &CompileError{Tool: "go build", Output: out.String()}
 		}
 		return "", fmt.Errorf("running go build: %w", err)

@@ -1,6 +1,7 @@
 package goemit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ksc-lang/ksc/ir"
@@ -30,6 +31,78 @@ func TestPrimTable(t *testing.T) {
 	for n := range Structural {
 		if !names[n] {
 			t.Errorf("Structural lists %s, which is not in the primitive table", n)
+		}
+	}
+}
+
+// TestTemplates checks that every Go spelling parses and uses exactly
+// the parameters of its signature.
+func TestTemplates(t *testing.T) {
+	for _, p := range ir.Prims() {
+		if p.Go == "" {
+			continue
+		}
+		parts, err := parseTemplate(p.Go)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		used := map[int]bool{}
+		for _, part := range parts {
+			if part.kind == tmplArg {
+				used[part.arg] = true
+				if part.arg >= len(p.Sig.Args) {
+					t.Errorf("%s: $%d beyond its %d arguments", p, part.arg, len(p.Sig.Args))
+				}
+			}
+			if part.kind == tmplQual && part.text != "math" {
+				t.Errorf("%s: package %s (only math is known)", p, part.text)
+			}
+		}
+		for i := range p.Sig.Args {
+			if !used[i] {
+				t.Errorf("%s: argument $%d unused", p, i)
+			}
+		}
+	}
+}
+
+func TestParseTemplate(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"($0 + $1)", "text:( arg:0 text:+ arg:1 text:)"},
+		{"IDiv($pos, $0, $1)", "rt:IDiv text:( pos text:, arg:0 text:, arg:1 text:)"},
+		{"float64($0 * float64($1))", "text:float64 ( arg:0 text:*float64 ( arg:1 text:))"},
+		{"math.Pow($0, 1.5e-3)", "qual:math.Pow text:( arg:0 text:,1.5e-3 )"},
+	} {
+		parts, err := parseTemplate(tc.in)
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		var got []string
+		for _, p := range parts {
+			switch p.kind {
+			case tmplText:
+				got = append(got, "text:"+strings.TrimSpace(p.text))
+			case tmplArg:
+				got = append(got, "arg:"+string(rune('0'+p.arg)))
+			case tmplPos:
+				got = append(got, "pos")
+			case tmplCtx:
+				got = append(got, "ctx")
+			case tmplQual:
+				got = append(got, "qual:"+p.text+"."+p.name)
+			case tmplRuntime:
+				got = append(got, "rt:"+p.text)
+			}
+		}
+		if s := strings.Join(got, " "); s != tc.want {
+			t.Errorf("%q: got %s, want %s", tc.in, s, tc.want)
+		}
+	}
+	for _, bad := range []string{"$x", "$-1"} {
+		if _, err := parseTemplate(bad); err == nil {
+			t.Errorf("%q: no error", bad)
 		}
 	}
 }

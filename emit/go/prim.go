@@ -3,7 +3,6 @@ package goemit
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -26,23 +25,37 @@ var Structural = map[string]bool{
 	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
 }
 
-// parts compiles the argument parts of a primitive call (lambdas left as nil).
-func (g *fn) parts(e *ir.Call, sc *env) []jen.Code {
-	if len(e.Args) == 1 && e.Prim.Arity != 1 && e.Args[0].Type().Kind == types.Tuple {
-		return g.args(e.Args, sc, true)
+// splitArg reports whether a primitive call's single tuple argument is
+// passed as its fields (the parts).
+func splitArg(e *ir.Call) bool {
+	return len(e.Args) == 1 && e.Prim.Arity != 1 && e.Args[0].Type().Kind == types.Tuple
+}
+
+// parts compiles the argument parts of a primitive call, left to right,
+// as atoms that are not literals (Go would check a constant index or
+// conversion at compile time, even in code that never runs); lambdas are
+// left (as zero vals) for the caller. A $dummy argument, often only a
+// type witness, stays a zero value (marked literal, see template).
+func (g *fn) parts(e *ir.Call, sc *env) []val {
+	if splitArg(e) {
+		out := g.args(e.Args, sc, true)
+		for i := range out {
+			out[i] = g.operand(out[i], partType(e, i))
+		}
+		return out
 	}
 	lams := map[int]bool{}
 	for _, i := range e.Prim.Lams {
 		lams[i] = true
 	}
-	out := make([]jen.Code, len(e.Args))
+	out := make([]val, len(e.Args))
 	for i, a := range e.Args {
 		switch {
 		case lams[i]:
 		case isDummy(a):
-			out[i] = g.expr(a, sc) // a type witness: often unused, so not bound
+			out[i] = val{code: g.expr(a, sc).code, atom: true, lit: true}
 		default:
-			out[i] = g.atom(g.expr(a, sc))
+			out[i] = g.operand(g.expr(a, sc), a.Type())
 		}
 	}
 	return out
@@ -53,172 +66,204 @@ func isDummy(e ir.Expr) bool {
 	return ok
 }
 
+// discard emits the use of a part that the primitive does not need, so
+// that Go sees its variable used.
+func (g *fn) discard(v val) {
+	if v.atom && !v.lit {
+		g.stmt(jen.Id("_").Op("=").Add(v.code))
+	}
+}
+
+// partType returns the type of argument part i of a primitive call.
 func partType(e *ir.Call, i int) *types.Type {
-	if len(e.Args) == 1 && e.Prim.Arity != 1 && e.Args[0].Type().Kind == types.Tuple {
+	if splitArg(e) {
 		return e.Args[0].Type().Elems[i]
 	}
 	return e.Args[i].Type()
 }
 
-// template expands the Go spelling of a primitive from the table.
-func (g *fn) template(e *ir.Call, sc *env) jen.Code {
+// template compiles a call of a primitive spelled in the table.
+func (g *fn) template(e *ir.Call, sc *env) val {
 	args := g.parts(e, sc)
-	s := e.Prim.Go
-	for i := len(args) - 1; i >= 0; i-- {
-		a := fmt.Sprintf("%#v", args[i])
-		if strings.HasPrefix(a, "-") {
-			a = "(" + a + ")"
-		}
-		s = strings.ReplaceAll(s, "$"+strconv.Itoa(i), a)
+	for i := range args {
+		args[i] = g.operand(args[i], partType(e, i)) // a $dummy literal
 	}
-	s = strings.ReplaceAll(s, "$pos", strconv.Quote(e.P.String()))
-	c := jen.Op(s)
+	v := pureOf(g.e.expand(g.e.template(e.Prim), args, e.P.String()))
 	if !e.Prim.Pure {
-		return jen.Id(g.bind("", c))
+		return g.temp(v, e.T)
 	}
-	return c
+	return v
 }
 
-// apply binds a lambda's parameter to arg and compiles its body.
-func (g *fn) apply(lam *ir.Lam, arg jen.Code, sc *env) jen.Code {
-	name := g.fresh(lam.Param.Name)
-	g.stmt(jen.Var().Id(name).Add(g.e.gotype(lam.Param.T)).Op("=").Add(arg))
-	g.stmt(jen.Id("_").Op("=").Id(name))
+// apply emits a lambda's body with its parameter bound to arg and returns
+// the body's value.
+func (g *fn) apply(lam *ir.Lam, arg val, sc *env) val {
+	name := g.declare(lam.Param.Name, lam.Param.T, arg, !ir.Occurs(lam.Param.Name, lam.Body))
 	return g.expr(lam.Body, sc.push(lam.Param.Name, name))
 }
 
-// sizes returns the sizes of an index space from a size value.
-func sizes(n jen.Code, t *types.Type) []jen.Code {
+// sizes returns the sizes of an index space from a size value (an
+// Integer, or a tuple of Integers), as atoms.
+func sizes(n val, t *types.Type) []val {
 	if t.Kind == types.Integer {
-		return []jen.Code{n}
+		return []val{n}
 	}
-	out := make([]jen.Code, len(t.Elems))
+	out := make([]val, len(t.Elems))
 	for i := range out {
-		out[i] = jen.Add(n).Dot("F" + strconv.Itoa(i))
+		out[i] = field(n, i)
 	}
 	return out
 }
 
 // sizesOf returns the sizes of tensor v of type t.
-func sizesOf(v jen.Code, t *types.Type) []jen.Code {
+func sizesOf(v val, t *types.Type) []val {
 	if t.Rank == 1 {
-		return []jen.Code{jen.Int64().Call(jen.Len(v))}
+		return []val{atomOf(jen.Int64().Call(jen.Len(v.code)))}
 	}
-	out := make([]jen.Code, t.Rank)
+	out := make([]val, t.Rank)
 	for i := range out {
-		out[i] = jen.Add(v).Dot("Shape").Index(jen.Lit(i))
+		out[i] = atomOf(v.c().Dot("Shape").Index(jen.Lit(i)))
 	}
 	return out
 }
 
-// data returns the element slice of tensor v.
-func data(v jen.Code, t *types.Type) *jen.Statement {
+// count returns the number of elements of tensor v of type t.
+func count(v val, t *types.Type) val {
+	return atomOf(jen.Int64().Call(jen.Len(data(v, t))))
+}
+
+// data returns the element slice of tensor v of type t.
+func data(v val, t *types.Type) *jen.Statement {
 	if t.Rank == 1 {
-		return jen.Add(v)
+		return v.c()
 	}
-	return jen.Add(v).Dot("Data")
+	return v.c().Dot("Data")
 }
 
-// newTensor declares a tensor of type t with the given sizes.
-func (g *fn) newTensor(t *types.Type, sz []jen.Code, p syntax.Pos) string {
+// newTensor allocates a tensor of type t with the given sizes.
+func (g *fn) newTensor(t *types.Type, sz []val, p syntax.Pos) val {
 	if t.Rank == 1 {
-		return g.bind("", jen.Id("MakeVec").Types(g.e.gotype(t.Elem)).Call(pos(p), sz[0]))
+		return g.temp(pureOf(g.e.rt("MakeVec").Types(g.e.gotype(t.Elem)).Call(pos(p), sz[0].code)), t)
 	}
-	return g.bind("", jen.Id("MakeTensor").Types(g.e.gotype(t.Elem)).Call(append([]jen.Code{pos(p)}, sz...)...))
+	args := []jen.Code{pos(p)}
+	for _, s := range sz {
+		args = append(args, s.code)
+	}
+	return g.temp(pureOf(g.e.rt("MakeTensor").Types(g.e.gotype(t.Elem)).Call(args...)), t)
 }
 
-// block runs gen with g's output redirected, and returns what it emitted.
-func (g *fn) block(gen func()) []jen.Code {
-	saved := g.stmts
-	g.stmts = nil
-	gen()
-	out := g.stmts
-	g.stmts = saved
-	return out
-}
-
-// forLoop emits for i := init; cond; step { body }.
-func (g *fn) forLoop(i string, init, cond, step jen.Code, body func()) {
-	g.stmt(jen.For(jen.Id(i).Op(":=").Add(init), cond, step).Block(g.block(body)...))
-}
-
-// loopN emits a loop over an index space of sizes sz.
-func (g *fn) loopN(sz []jen.Code, body func(idx, flat jen.Code)) {
+// loop emits a loop over the index space of the given sizes, calling body
+// inside it with the index (of the index type) and the flat position.
+func (g *fn) loop(sz []val, body func(idx, flat val)) {
 	if len(sz) == 1 {
 		i := g.fresh("i")
-		g.forLoop(i, jen.Int64().Call(jen.Lit(0)), jen.Id(i).Op("<").Add(sz[0]), jen.Id(i).Op("++"), func() {
-			body(jen.Id(i), jen.Id(i))
-		})
+		g.stmt(jen.For(jen.Id(i).Op(":=").Int64().Call(jen.Lit(0)), jen.Id(i).Op("<").Add(sz[0].code), jen.Id(i).Op("++")).Block(
+			g.block(func() { body(atomOf(jen.Id(i)), atomOf(jen.Id(i))) })...))
 		return
 	}
 	k := g.fresh("k")
 	g.stmt(jen.Id(k).Op(":=").Int64().Call(jen.Lit(0)))
-	idx := make([]string, len(sz))
+	g.stmt(jen.Id("_").Op("=").Id(k)) // the body may not need the flat position
+	idx := make([]val, len(sz))
+	names := make([]string, len(sz))
 	for d := range idx {
-		idx[d] = g.fresh("i")
+		names[d] = g.fresh("i")
+		idx[d] = atomOf(jen.Id(names[d]))
 	}
-	fields := make([]jen.Code, len(idx))
-	for d, n := range idx {
-		fields[d] = jen.Id("F" + strconv.Itoa(d)).Op(":").Id(n)
+	it := types.IndexType(len(sz))
+	var nest func(d int) []jen.Code
+	nest = func(d int) []jen.Code {
+		return g.block(func() {
+			if d == len(sz) {
+				tup := g.temp(pureOf(g.tupleLit(it, idx)), it)
+				body(tup, atomOf(jen.Id(k)))
+				g.stmt(jen.Id(k).Op("++"))
+				return
+			}
+			i := names[d]
+			g.stmt(jen.For(jen.Id(i).Op(":=").Int64().Call(jen.Lit(0)), jen.Id(i).Op("<").Add(sz[d].code), jen.Id(i).Op("++")).Block(nest(d + 1)...))
+		})
 	}
-	var nest func(d int)
-	nest = func(d int) {
-		if d == len(idx) {
-			body(g.e.gotype(types.IndexType(len(sz))).Values(fields...), jen.Id(k))
-			g.stmt(jen.Id(k).Op("++"))
-			return
-		}
-		g.forLoop(idx[d], jen.Int64().Call(jen.Lit(0)), jen.Id(idx[d]).Op("<").Add(sz[d]), jen.Id(idx[d]).Op("++"), func() { nest(d + 1) })
-	}
-	nest(0)
+	g.stmts = append(g.stmts, nest(0)...)
 }
 
-// flatIndex checks an index against tensor v and returns the flat position.
-func (g *fn) flatIndex(idx jen.Code, v jen.Code, t *types.Type, p syntax.Pos) jen.Code {
+// flatIndex checks index idx (of the tensor's index type) against tensor
+// v of type t and returns the flat position.
+func (g *fn) flatIndex(idx, v val, t *types.Type, p syntax.Pos) val {
 	sz := sizesOf(v, t)
 	if t.Rank == 1 {
-		g.stmt(jen.Id("CheckIndex").Call(pos(p), idx, sz[0]))
+		g.stmt(g.e.rt("CheckIndex").Call(pos(p), idx.code, sz[0].code))
 		return idx
 	}
-	comps := make([]jen.Code, t.Rank)
-	for d := range comps {
-		comps[d] = jen.Add(idx).Dot("F" + strconv.Itoa(d))
+	comps := sizes(idx, types.IndexType(t.Rank))
+	cs := make([]jen.Code, len(comps))
+	for d, c := range comps {
+		cs[d] = c.code
 	}
-	g.stmt(jen.Id("CheckIndexN").Call(pos(p), jen.Index().Int64().Values(comps...), jen.Add(v).Dot("Shape")))
-	return flatOf(idx, sz)
+	g.stmt(g.e.rt("CheckIndexN").Call(pos(p), jen.Index().Int64().Values(cs...), v.c().Dot("Shape")))
+	return flatOf(idx, sz, t.Rank)
 }
 
-func flatOf(idx jen.Code, sz []jen.Code) jen.Code {
-	if len(sz) == 1 {
+// flatOf returns the row-major flat position of index idx in a tensor of
+// the given sizes.
+func flatOf(idx val, sz []val, rank int) val {
+	if rank == 1 {
 		return idx
 	}
-	var s jen.Code = jen.Add(idx).Dot("F0")
-	for d := 1; d < len(sz); d++ {
-		s = jen.Parens(jen.Add(s).Op("*").Add(sz[d]).Op("+").Add(idx).Dot("F" + strconv.Itoa(d)))
+	s := field(idx, 0).c()
+	for d := 1; d < rank; d++ {
+		s = jen.Parens(s.Op("*").Add(sz[d].code).Op("+").Add(field(idx, d).code))
 	}
-	return s
+	return pureOf(s)
 }
 
-// reduce sums elem over a non-empty index space, in order.
-func (g *fn) reduce(t *types.Type, sz []jen.Code, p syntax.Pos, elem func(idx, flat jen.Code) jen.Code) jen.Code {
+// reduce sums the values elem(idx, flat) over a non-empty index space, in
+// order, and returns the sum.
+func (g *fn) reduce(t *types.Type, sz []val, p syntax.Pos, elem func(idx, flat val) val) val {
 	acc := g.fresh("acc")
 	switch t.Kind {
 	case types.Float:
+		// -0.0 is the identity of addition: the sum of one -0.0 stays -0.0.
 		g.stmt(jen.Id(acc).Op(":=").Qual("math", "Copysign").Call(jen.Lit(0.0), jen.Lit(-1.0)))
-		g.loopN(sz, func(idx, flat jen.Code) { g.stmt(jen.Id(acc).Op("+=").Add(elem(idx, flat))) })
-		return jen.Id(acc)
+		g.loop(sz, func(idx, flat val) { g.stmt(jen.Id(acc).Op("+=").Add(elem(idx, flat).code)) })
 	case types.Integer:
 		g.stmt(jen.Id(acc).Op(":=").Int64().Call(jen.Lit(0)))
-		g.loopN(sz, func(idx, flat jen.Code) { g.stmt(jen.Id(acc).Op("+=").Add(elem(idx, flat))) })
-		return jen.Id(acc)
+		g.loop(sz, func(idx, flat val) { g.stmt(jen.Id(acc).Op("+=").Add(elem(idx, flat).code)) })
+	default:
+		// The first value copied, the others added into it in place.
+		first := g.fresh("first")
+		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(t)))
+		g.stmt(jen.Id(first).Op(":=").True())
+		g.loop(sz, func(idx, flat val) {
+			x := g.atom(elem(idx, flat), t)
+			g.stmt(jen.If(jen.Id(first)).Block(
+				jen.Id(acc).Op("=").Add(g.e.rt("Copy").Call(x.code)),
+				jen.Id(first).Op("=").False(),
+			).Else().Block(
+				jen.Id(acc).Op("=").Add(g.e.rt("AddTo").Call(pos(p), jen.Id(acc), x.code)),
+			))
+		})
 	}
-	g.stmt(jen.Id(acc).Op(":=").Id("NewSum").Types(g.e.gotype(t)).Call(pos(p)))
-	g.loopN(sz, func(idx, flat jen.Code) { g.stmt(jen.Id(acc).Dot("Add").Call(elem(idx, flat))) })
-	return jen.Id(acc).Dot("Value").Call()
+	return atomOf(jen.Id(acc))
+}
+
+// addInto emits slot += x for a value of type t, in place.
+func (g *fn) addInto(slot *jen.Statement, x val, t *types.Type, p syntax.Pos) {
+	switch t.Kind {
+	case types.Float, types.Integer:
+		g.stmt(slot.Clone().Op("+=").Add(x.code))
+	default:
+		g.stmt(slot.Clone().Op("=").Add(g.e.rt("AddTo").Call(pos(p), slot.Clone(), x.code)))
+	}
+}
+
+// setAt emits tensor r's element at flat = x.
+func setAt(g *fn, r val, t *types.Type, flat val, x val) {
+	g.stmt(data(r, t).Index(flat.code).Op("=").Add(x.code))
 }
 
 // prim compiles a call of a primitive.
-func (g *fn) prim(e *ir.Call, sc *env) jen.Code {
+func (g *fn) prim(e *ir.Call, sc *env) val {
 	p := e.Prim
 	if p.Go != "" {
 		return g.template(e, sc)
@@ -231,270 +276,312 @@ func (g *fn) prim(e *ir.Call, sc *env) jen.Code {
 	}
 	parts := g.parts(e, sc)
 	at := func(i int) *types.Type { return partType(e, i) }
-	ps := pos(e.P)
+	rt := g.e.rt
 	switch p.Name {
 	case "$inline", "$copydown":
 		return parts[0]
 	case "size":
 		t := at(0)
+		sz := sizesOf(parts[0], t)
 		if t.Rank == 1 {
-			return jen.Int64().Call(jen.Len(parts[0]))
+			return sz[0]
 		}
-		fields := make([]jen.Code, t.Rank)
-		for d := range fields {
-			fields[d] = jen.Id("F" + strconv.Itoa(d)).Op(":").Add(parts[0]).Dot("Shape").Index(jen.Lit(d))
-		}
-		return g.e.gotype(e.T).Values(fields...)
+		return pureOf(g.tupleLit(e.T, sz))
 	case "index":
 		t := at(1)
 		flat := g.flatIndex(parts[0], parts[1], t, e.P)
-		return jen.Id(g.bind("", data(parts[1], t).Index(flat)))
+		return g.temp(pureOf(data(parts[1], t).Index(flat.code)), e.T)
 	case "build":
 		lam := e.Args[1].(*ir.Lam)
 		sz := sizes(parts[0], at(0))
 		r := g.newTensor(e.T, sz, e.P)
-		g.loopN(sz, func(idx, flat jen.Code) {
-			x := g.apply(lam, idx, sc)
-			g.stmt(data(jen.Id(r), e.T).Index(flat).Op("=").Add(x))
-		})
-		return jen.Id(r)
+		g.loop(sz, func(idx, flat val) { setAt(g, r, e.T, flat, g.apply(lam, idx, sc)) })
+		return r
 	case "sumbuild":
 		lam := e.Args[1].(*ir.Lam)
 		sz := sizes(parts[0], at(0))
-		var conds []jen.Code
+		var empty *jen.Statement
 		for _, s := range sz {
-			conds = append(conds, jen.Add(s).Op("<=").Lit(0))
+			c := s.c().Op("<=").Lit(0)
+			if empty == nil {
+				empty = c
+			} else {
+				empty = empty.Op("||").Add(c)
+			}
 		}
-		g.stmt(jen.If(join(conds, "||")).Block(jen.Id("Fail").Call(ps, jen.Lit("sumbuild over an empty range"))))
-		return g.reduce(e.T, sz, e.P, func(idx, flat jen.Code) jen.Code { return g.atom(g.apply(lam, idx, sc)) })
+		g.stmt(jen.If(empty).Block(g.fail(e.P, "sumbuild over an empty range")))
+		return g.reduce(e.T, sz, e.P, func(idx, _ val) val { return g.apply(lam, idx, sc) })
 	case "sum":
 		t := at(0)
-		n := g.bind("", count(parts[0], t))
-		g.stmt(jen.If(jen.Id(n).Op("<=").Lit(0)).Block(jen.Id("Fail").Call(ps, jen.Lit("sum of an empty tensor"))))
-		return g.reduce(e.T, []jen.Code{jen.Id(n)}, e.P, func(idx, flat jen.Code) jen.Code { return data(parts[0], t).Index(flat) })
+		n := count(parts[0], t)
+		g.stmt(jen.If(n.c().Op("<=").Lit(0)).Block(g.fail(e.P, "sum of an empty tensor")))
+		return g.reduce(e.T, []val{n}, e.P, func(_, flat val) val {
+			return pureOf(data(parts[0], t).Index(flat.code))
+		})
 	case "fold":
 		lam := e.Args[0].(*ir.Lam)
 		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)).Op("=").Add(parts[1]))
-		i := g.fresh("i")
-		g.forLoop(i, jen.Lit(0), jen.Id(i).Op("<").Len(parts[2]), jen.Id(i).Op("++"), func() {
-			arg := g.e.gotype(lam.Param.T).Values(jen.Id("F0").Op(":").Id(acc), jen.Id("F1").Op(":").Add(parts[2]).Index(jen.Id(i)))
-			x := g.apply(lam, arg, sc)
-			g.stmt(jen.Id(acc).Op("=").Add(x))
+		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)).Op("=").Add(parts[1].code))
+		v := parts[2]
+		g.loop(sizesOf(v, at(2)), func(_, i val) {
+			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
+			x := g.apply(lam, pureOf(arg), sc)
+			g.stmt(jen.Id(acc).Op("=").Add(x.code))
 		})
-		return jen.Id(acc)
+		return atomOf(jen.Id(acc))
 	case "map":
 		lam := e.Args[0].(*ir.Lam)
 		t := at(1)
-		r := g.newTensor(e.T, sizesOf(parts[1], t), e.P)
-		g.loopN([]jen.Code{count(parts[1], t)}, func(_, flat jen.Code) {
-			x := g.apply(lam, data(parts[1], t).Index(flat), sc)
-			g.stmt(data(jen.Id(r), e.T).Index(flat).Op("=").Add(x))
+		v := parts[1]
+		r := g.newTensor(e.T, sizesOf(v, t), e.P)
+		g.loop([]val{count(v, t)}, func(_, i val) {
+			setAt(g, r, e.T, i, g.apply(lam, pureOf(data(v, t).Index(i.code)), sc))
 		})
-		return jen.Id(r)
+		return r
 	case "map2":
 		lam := e.Args[0].(*ir.Lam)
 		t1, t2 := at(1), at(2)
-		s1, s2 := sizesOf(parts[1], t1), sizesOf(parts[2], t2)
+		a, b := parts[1], parts[2]
+		s1, s2 := sizesOf(a, t1), sizesOf(b, t2)
 		for d := range s1 {
-			g.stmt(jen.Id("CheckSameSize").Call(ps, s1[d], s2[d]))
+			g.stmt(rt("CheckSameSize").Call(pos(e.P), s1[d].code, s2[d].code))
 		}
 		r := g.newTensor(e.T, s1, e.P)
-		g.loopN([]jen.Code{count(parts[1], t1)}, func(_, flat jen.Code) {
-			arg := g.e.gotype(lam.Param.T).Values(jen.Id("F0").Op(":").Add(data(parts[1], t1).Index(flat)),
-				jen.Id("F1").Op(":").Add(data(parts[2], t2).Index(flat)))
-			x := g.apply(lam, arg, sc)
-			g.stmt(data(jen.Id(r), e.T).Index(flat).Op("=").Add(x))
+		g.loop([]val{count(a, t1)}, func(_, i val) {
+			arg := g.tupleLit(lam.Param.T, []val{pureOf(data(a, t1).Index(i.code)), pureOf(data(b, t2).Index(i.code))})
+			setAt(g, r, e.T, i, g.apply(lam, pureOf(arg), sc))
 		})
-		return jen.Id(r)
+		return r
 	case "constVec":
 		sz := sizes(parts[0], at(0))
 		r := g.newTensor(e.T, sz, e.P)
-		g.loopN([]jen.Code{count(jen.Id(r), e.T)}, func(_, flat jen.Code) {
-			g.stmt(data(jen.Id(r), e.T).Index(flat).Op("=").Add(parts[1]))
-		})
-		return jen.Id(r)
+		g.loop([]val{count(r, e.T)}, func(_, i val) { setAt(g, r, e.T, i, parts[1]) })
+		return r
 	case "deltaVec":
 		sz := sizes(parts[0], at(0))
-		z := g.bind("", jen.Id("ZeroLike").Call(parts[2]))
+		z := g.temp(pureOf(rt("ZeroLike").Call(parts[2].code)), at(2))
 		r := g.newTensor(e.T, sz, e.P)
-		g.loopN([]jen.Code{count(jen.Id(r), e.T)}, func(_, flat jen.Code) {
-			g.stmt(data(jen.Id(r), e.T).Index(flat).Op("=").Id(z))
-		})
-		var conds []jen.Code
+		g.loop([]val{count(r, e.T)}, func(_, i val) { setAt(g, r, e.T, i, z) })
 		idx := sizes(parts[1], at(1))
+		var in *jen.Statement
 		for d, s := range sz {
-			conds = append(conds, jen.Uint64().Call(idx[d]).Op("<").Uint64().Call(s))
+			c := jen.Uint64().Call(idx[d].code).Op("<").Uint64().Call(s.code)
+			if in == nil {
+				in = c
+			} else {
+				in = in.Op("&&").Add(c)
+			}
 		}
-		g.stmt(jen.If(join(conds, "&&")).Block(data(jen.Id(r), e.T).Index(flatOf(parts[1], sz)).Op("=").Add(parts[2])))
-		return jen.Id(r)
+		g.stmt(jen.If(in).Block(data(r, e.T).Index(flatOf(parts[1], sz, e.T.Rank).code).Op("=").Add(parts[2].code)))
+		return r
 	case "delta":
 		r := g.fresh("")
-		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)).Op("=").Add(parts[2]))
-		g.stmt(jen.If(jen.Op("!").Id("Eq").Call(parts[0], parts[1])).Block(jen.Id(r).Op("=").Id("ZeroLike").Call(parts[2])))
-		return jen.Id(r)
+		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)).Op("=").Add(parts[2].code))
+		g.stmt(jen.If(jen.Op("!").Add(rt("Eq").Call(parts[0].code, parts[1].code))).Block(
+			jen.Id(r).Op("=").Add(rt("ZeroLike").Call(parts[2].code))))
+		return atomOf(jen.Id(r))
 	case "Vec_init":
-		r := g.newTensor(e.T, []jen.Code{jen.Int64().Call(jen.Lit(len(parts)))}, e.P)
+		r := g.newTensor(e.T, []val{atomOf(jen.Int64().Call(jen.Lit(len(parts))))}, e.P)
 		for i, x := range parts {
-			g.stmt(jen.Id(r).Index(jen.Lit(i)).Op("=").Add(x))
+			setAt(g, r, e.T, atomOf(jen.Lit(i)), x)
 		}
-		return jen.Id(r)
+		return r
 	case "unzip":
 		t := at(0)
-		var fields []jen.Code
+		v := parts[0]
+		fields := make([]val, len(e.T.Elems))
 		for k, et := range e.T.Elems {
-			r := g.newTensor(et, sizesOf(parts[0], t), e.P)
-			g.loopN([]jen.Code{count(parts[0], t)}, func(_, flat jen.Code) {
-				g.stmt(data(jen.Id(r), et).Index(flat).Op("=").Add(data(parts[0], t)).Index(flat).Dot("F" + strconv.Itoa(k)))
+			r := g.newTensor(et, sizesOf(v, t), e.P)
+			g.loop([]val{count(v, t)}, func(_, i val) {
+				setAt(g, r, et, i, pureOf(data(v, t).Index(i.code).Dot("F"+strconv.Itoa(k))))
 			})
-			fields = append(fields, jen.Id("F"+strconv.Itoa(k)).Op(":").Id(r))
+			fields[k] = r
 		}
-		return g.e.gotype(e.T).Values(fields...)
+		return pureOf(g.tupleLit(e.T, fields))
 	case "buildFromSparse":
 		lam := e.Args[2].(*ir.Lam)
-		r := g.bind("", jen.Id("Zeros").Types(g.e.gotype(e.T)).Call(ps, parts[0]))
+		r := g.temp(pureOf(rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(e.P), parts[0].code)), e.T)
 		pair := lam.Body.Type()
-		valT := pair.Elems[1]
-		g.loopN([]jen.Code{parts[1]}, func(i, _ jen.Code) {
-			x := g.atom(g.apply(lam, i, sc))
-			idx := g.atom(jen.Add(x).Dot("F0"))
-			flat := g.flatIndex(idx, jen.Id(r), e.T, e.P)
-			g.addInto(data(jen.Id(r), e.T).Index(flat), jen.Add(x).Dot("F1"), valT, e.P)
+		g.loop([]val{parts[1]}, func(i, _ val) {
+			x := g.atom(g.apply(lam, i, sc), pair)
+			flat := g.flatIndex(field(x, 0), r, e.T, e.P)
+			g.addInto(data(r, e.T).Index(flat.code), field(x, 1), pair.Elems[1], e.P)
 		})
-		return jen.Id(r)
+		return r
 	case "ts_add":
-		return jen.Id(g.bind("", jen.Id("TsAdd").Call(ps, parts[0], parts[1])))
+		return g.temp(pureOf(rt("TsAdd").Call(pos(e.P), parts[0].code, parts[1].code)), e.T)
 	case "ts_scale":
-		return jen.Id(g.bind("", jen.Id("TsScale").Call(parts[0], parts[1])))
+		return g.temp(pureOf(rt("TsScale").Call(parts[0].code, parts[1].code)), e.T)
 	case "ts_dot":
-		return jen.Id(g.bind("", jen.Id("TsDot").Call(ps, parts[0], parts[1])))
+		return g.temp(pureOf(rt("TsDot").Call(pos(e.P), parts[0].code, parts[1].code)), e.T)
 	case "ts_neg":
-		return jen.Id(g.bind("", jen.Id("TsNeg").Call(parts[0])))
+		return g.temp(pureOf(rt("TsNeg").Call(parts[0].code)), e.T)
 	case "ts_zero":
-		dt, _ := types.Tangent(at(0))
-		return jen.Id(g.bind("", jen.Id("ZeroTan").Types(g.e.gotype(dt)).Call(parts[0])))
+		return g.temp(pureOf(rt("ZeroTan").Types(g.e.gotype(e.T)).Call(parts[0].code)), e.T)
 	case "eq":
-		return jen.Id(g.bind("", jen.Id("Eq").Call(parts[0], parts[1])))
+		return g.temp(pureOf(rt("Eq").Call(parts[0].code, parts[1].code)), e.T)
 	case "ne":
-		return jen.Id(g.bind("", jen.Op("!").Id("Eq").Call(parts[0], parts[1])))
+		return g.temp(pureOf(jen.Op("!").Add(rt("Eq").Call(parts[0].code, parts[1].code))), e.T)
 	case "print":
-		for _, x := range parts {
-			g.stmt(jen.Id("Print").Call(x))
+		for i, x := range parts {
+			g.print(x, at(i))
 		}
-		return jen.Int64().Call(jen.Lit(len(parts) - 1))
+		return atomOf(jen.Int64().Call(jen.Lit(len(parts) - 1)))
 	case "$trace":
-		return jen.Id(g.bind("", jen.Id("Trace").Call(parts[0])))
+		return g.temp(pureOf(rt("Trace").Call(jen.Id("ctx"), parts[0].code)), e.T)
 	case "$check":
 		return g.check(e, parts, sc)
-	case "$inl":
-		return g.e.gotype(e.T).Values(jen.Id("Isl").Op(":").True(), jen.Id("L").Op(":").Add(parts[0]))
-	case "$inr":
-		return g.e.gotype(e.T).Values(jen.Id("R").Op(":").Add(parts[1]))
-	case "$isl":
-		return jen.Add(parts[0]).Dot("Isl")
-	case "$outl":
-		return jen.Add(parts[0]).Dot("L")
-	case "$outr":
-		return jen.Add(parts[0]).Dot("R")
-	case "$wrap":
-		return jen.Id(g.bind("", jen.Op("&").Id("nt_"+types.Mangle(e.T)).Values(jen.Id("V").Op(":").Add(parts[0]))))
-	case "$unwrap":
-		return jen.Add(parts[0]).Dot("V")
-	case "$dup":
-		return g.e.gotype(e.T).Values(jen.Id("F0").Op(":").Add(parts[0]), jen.Id("F1").Op(":").Add(parts[0]))
-	case "$elim":
-		g.stmt(jen.Id("_").Op("=").Add(parts[0]))
-		return g.e.gotype(e.T).Values()
-	case "$shape":
-		return jen.Id(g.bind("", jen.Id("ShapeOf").Types(g.e.gotype(e.T)).Call(parts[0])))
-	case "$zerosOfShape":
-		return jen.Id(g.bind("", jen.Id("Zeros").Types(g.e.gotype(e.T)).Call(ps, parts[0])))
 	case "$addTo":
-		r := g.fresh("")
-		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)).Op("=").Add(parts[0]))
-		g.addInto(jen.Id(r), parts[1], e.T, e.P)
-		return jen.Id(r)
+		r := g.temp(parts[0], e.T)
+		g.addInto(r.c(), parts[1], e.T, e.P)
+		return r
 	case "$addAt":
 		t := at(0)
-		r := g.bind("", parts[0])
-		flat := g.flatIndex(parts[1], jen.Id(r), t, e.P)
-		g.addInto(data(jen.Id(r), t).Index(flat), parts[2], t.Elem, e.P)
-		return jen.Id(r)
+		r := g.temp(parts[0], e.T)
+		flat := g.flatIndex(parts[1], r, t, e.P)
+		g.addInto(data(r, t).Index(flat.code), parts[2], t.Elem, e.P)
+		return r
 	case "$ifold", "$ifoldr":
 		lam := e.Args[2].(*ir.Lam)
+		n := parts[0]
 		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)).Op("=").Add(parts[1]))
+		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)).Op("=").Add(parts[1].code))
 		i := g.fresh("i")
-		body := func() {
-			arg := g.e.gotype(lam.Param.T).Values(jen.Id("F0").Op(":").Id(acc), jen.Id("F1").Op(":").Id(i))
-			x := g.apply(lam, arg, sc)
-			g.stmt(jen.Id(acc).Op("=").Add(x))
-		}
+		body := g.block(func() {
+			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(jen.Id(i))})
+			x := g.apply(lam, pureOf(arg), sc)
+			g.stmt(jen.Id(acc).Op("=").Add(x.code))
+		})
 		if p.Name == "$ifold" {
-			g.forLoop(i, jen.Int64().Call(jen.Lit(0)), jen.Id(i).Op("<").Add(parts[0]), jen.Id(i).Op("++"), body)
+			g.stmt(jen.For(jen.Id(i).Op(":=").Int64().Call(jen.Lit(0)), jen.Id(i).Op("<").Add(n.code), jen.Id(i).Op("++")).Block(body...))
 		} else {
-			g.forLoop(i, jen.Add(parts[0]).Op("-").Lit(1), jen.Id(i).Op(">=").Lit(0), jen.Id(i).Op("--"), body)
+			g.stmt(jen.For(jen.Id(i).Op(":=").Add(n.code).Op("-").Lit(1), jen.Id(i).Op(">=").Lit(0), jen.Id(i).Op("--")).Block(body...))
 		}
-		return jen.Id(acc)
+		return atomOf(jen.Id(acc))
 	case "$foldtape":
 		lam := e.Args[0].(*ir.Lam)
+		v := parts[2]
 		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(at(1))).Op("=").Add(parts[1]))
-		r := g.newTensor(e.T, []jen.Code{jen.Int64().Call(jen.Len(parts[2]))}, e.P)
-		i := g.fresh("i")
-		g.forLoop(i, jen.Lit(0), jen.Id(i).Op("<").Len(parts[2]), jen.Id(i).Op("++"), func() {
-			g.stmt(jen.Id(r).Index(jen.Id(i)).Op("=").Id(acc))
-			arg := g.e.gotype(lam.Param.T).Values(jen.Id("F0").Op(":").Id(acc), jen.Id("F1").Op(":").Add(parts[2]).Index(jen.Id(i)))
-			x := g.apply(lam, arg, sc)
-			g.stmt(jen.Id(acc).Op("=").Add(x))
+		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(at(1))).Op("=").Add(parts[1].code))
+		sz := sizesOf(v, at(2))
+		r := g.newTensor(e.T, sz, e.P)
+		g.loop(sz, func(_, i val) {
+			setAt(g, r, e.T, i, atomOf(jen.Id(acc)))
+			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
+			x := g.apply(lam, pureOf(arg), sc)
+			g.stmt(jen.Id(acc).Op("=").Add(x.code))
 		})
-		return jen.Id(r)
+		return r
+	case "$inl":
+		g.discard(parts[1])
+		return pureOf(g.e.gotype(e.T).Values(jen.Id("Isl").Op(":").True(), jen.Id("L").Op(":").Add(parts[0].code)))
+	case "$inr":
+		g.discard(parts[0])
+		return pureOf(g.e.gotype(e.T).Values(jen.Id("R").Op(":").Add(parts[1].code)))
+	case "$isl":
+		return atomOf(parts[0].c().Dot("Isl"))
+	case "$outl":
+		return atomOf(parts[0].c().Dot("L"))
+	case "$outr":
+		return atomOf(parts[0].c().Dot("R"))
+	case "$wrap":
+		g.discard(parts[1])
+		return g.temp(pureOf(jen.Op("&").Id(g.e.declare(e.T)).Values(jen.Id("V").Op(":").Add(parts[0].code))), e.T)
+	case "$unwrap":
+		return atomOf(parts[0].c().Dot("V"))
+	case "$dup":
+		return pureOf(g.tupleLit(e.T, []val{parts[0], parts[0]}))
+	case "$elim":
+		g.discard(parts[0])
+		return pureOf(g.tupleLit(e.T, nil))
+	case "$shape":
+		return g.temp(pureOf(rt("ShapeOf").Types(g.e.gotype(e.T)).Call(parts[0].code)), e.T)
+	case "$zerosOfShape":
+		g.discard(parts[1])
+		return g.temp(pureOf(rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(e.P), parts[0].code)), e.T)
 	}
 	panic(&syntax.Error{Pos: e.P, Msg: "internal: the Go backend has no code for primitive " + p.Name})
 }
 
-// addInto emits slot += x for a value of type t (in place for tensors).
-func (g *fn) addInto(slot, x jen.Code, t *types.Type, p syntax.Pos) {
+// print emits the printing of value x of type t: the scalar cases
+// directly, the others through the runtime.
+func (g *fn) print(x val, t *types.Type) {
 	switch t.Kind {
-	case types.Float, types.Integer:
-		g.stmt(jen.Add(slot).Op("+=").Add(x))
+	case types.String:
+		g.stmt(jen.Id("ctx").Dot("WriteString").Call(x.code))
 	default:
-		g.stmt(jen.Add(slot).Op("=").Id("AddTo").Call(pos(p), slot, x))
+		g.stmt(jen.Id("ctx").Dot("Print").Call(x.code))
 	}
 }
 
-// count returns the number of elements of tensor v.
-func count(v jen.Code, t *types.Type) jen.Code {
-	if t.Rank == 1 {
-		return jen.Int64().Call(jen.Len(v))
-	}
-	return jen.Int64().Call(jen.Len(jen.Add(v).Dot("Data")))
-}
-
-func join(cs []jen.Code, op string) jen.Code {
-	s := jen.Add(cs[0])
-	for _, c := range cs[1:] {
-		s = s.Op(op).Add(c)
-	}
-	return s
-}
-
-// check compiles $check (see the C backend).
-func (g *fn) check(e *ir.Call, parts []jen.Code, sc *env) jen.Code {
+// check compiles $check: with d1 = ts_dot(f(x+dx) - f(x), dt) and
+// d2 = ts_dot(rev(x, dt), dx), the result is |d1 - d2| / (|d1| + |d2|),
+// or 0 when both are 0 (as the C backend).
+func (g *fn) check(e *ir.Call, parts []val, sc *env) val {
 	fl, rev := e.Args[0].(*ir.Lam), e.Args[1].(*ir.Lam)
-	ps := pos(e.P)
+	s, t := fl.Param.T, fl.Body.Type()
+	rt := g.e.rt
 	x, dx, dt := parts[2], parts[3], parts[4]
-	y0 := g.atom(g.apply(fl, x, sc))
-	x1 := g.bind("", jen.Id("TsAdd").Call(ps, x, dx))
-	y1 := g.atom(g.apply(fl, jen.Id(x1), sc))
-	d1 := g.bind("", jen.Id("DotDiff").Call(ps, y1, y0, dt))
-	arg := g.e.gotype(rev.Param.T).Values(jen.Id("F0").Op(":").Add(x), jen.Id("F1").Op(":").Add(dt))
-	gr := g.atom(g.apply(rev, arg, sc))
-	d2 := g.bind("", jen.Id("TsDot").Call(ps, gr, dx))
+	y0 := g.atom(g.apply(fl, x, sc), t)
+	x1 := g.temp(pureOf(rt("TsAdd").Call(pos(e.P), x.code, dx.code)), s)
+	y1 := g.atom(g.apply(fl, x1, sc), t)
+	d1 := g.temp(pureOf(rt("DotDiff").Call(pos(e.P), y1.code, y0.code, dt.code)), types.FloatType)
+	gr := g.atom(g.apply(rev, pureOf(g.tupleLit(rev.Param.T, []val{x, dt})), sc), rev.Body.Type())
+	d2 := g.temp(pureOf(rt("TsDot").Call(pos(e.P), gr.code, dx.code)), types.FloatType)
+	abs := func(v *jen.Statement) *jen.Statement { return jen.Qual("math", "Abs").Call(v) }
 	r := g.fresh("")
 	g.stmt(jen.Var().Id(r).Float64())
-	den := jen.Qual("math", "Abs").Call(jen.Id(d1)).Op("+").Qual("math", "Abs").Call(jen.Id(d2))
+	den := jen.Parens(abs(d1.c()).Op("+").Add(abs(d2.c())))
 	g.stmt(jen.If(den.Clone().Op("!=").Lit(0.0)).Block(
-		jen.Id(r).Op("=").Qual("math", "Abs").Call(jen.Id(d1).Op("-").Id(d2)).Op("/").Parens(den)))
-	return jen.Id(r)
+		jen.Id(r).Op("=").Add(abs(d1.c().Op("-").Add(d2.code))).Op("/").Add(den)))
+	return atomOf(jen.Id(r))
+}
+
+// edef compiles a call of a function declared by edef. Go can call only
+// the C library's functions it implements (libmFuncs); any other is an
+// error at the call.
+func (g *fn) edef(e *ir.Call, sc *env) val {
+	impl, ok := libmFuncs[e.Fn.Name.Base]
+	if !ok || len(e.Fn.Name.Derivs) > 0 || !e.Fn.Result.Equal(types.FloatType) || !e.Fn.Arg.Equal(impl.arg()) {
+		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("%s is declared by edef, and the Go backend has no implementation of it", e.Fn.FullName())})
+	}
+	args := g.args(e.Args, sc, true)
+	codes := make([]jen.Code, len(args))
+	for i, a := range args {
+		codes[i] = a.code
+	}
+	return g.temp(pureOf(jen.Qual("math", impl.goName).Call(codes...)), e.T)
+}
+
+// A libmFunc is a function of the C math library that an edef may name,
+// and the function of Go's math package that implements it.
+type libmFunc struct {
+	goName string
+	nargs  int // Float arguments
+}
+
+func (l libmFunc) arg() *types.Type {
+	if l.nargs == 1 {
+		return types.FloatType
+	}
+	ts := make([]*types.Type, l.nargs)
+	for i := range ts {
+		ts[i] = types.FloatType
+	}
+	return types.TupleOf(ts...)
+}
+
+// libmFuncs are the C library's Float functions that an edef may declare
+// (as the C backend calls them); Go's math package computes them too,
+// exactly for the rounding functions and to within an ulp or so for the
+// others.
+var libmFuncs = map[string]libmFunc{
+	"acos": {"Acos", 1}, "asin": {"Asin", 1}, "atan": {"Atan", 1}, "atan2": {"Atan2", 2},
+	"acosh": {"Acosh", 1}, "asinh": {"Asinh", 1}, "atanh": {"Atanh", 1},
+	"sinh": {"Sinh", 1}, "tan": {"Tan", 1}, "cbrt": {"Cbrt", 1}, "hypot": {"Hypot", 2},
+	"exp2": {"Exp2", 1}, "expm1": {"Expm1", 1}, "log1p": {"Log1p", 1}, "log2": {"Log2", 1}, "log10": {"Log10", 1},
+	"erfc": {"Erfc", 1}, "tgamma": {"Gamma", 1},
+	"floor": {"Floor", 1}, "ceil": {"Ceil", 1}, "trunc": {"Trunc", 1}, "round": {"Round", 1},
+	"fabs": {"Abs", 1}, "fmod": {"Mod", 2},
+	"copysign": {"Copysign", 2}, "fdim": {"Dim", 2},
 }

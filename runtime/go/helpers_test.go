@@ -1,8 +1,0 @@
-package ksrt
-
-import (
-	"bufio"
-	"io"
-)
-
-func newWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }

@@ -1,0 +1,230 @@
+// Package ksrt is the runtime of the Go programs that ksc generates
+// (emit/go): the context that carries the buffered standard output,
+// runtime errors with the messages of the C runtime (runtime/c), integer
+// division, the prelude functions that Go's math package lacks,
+// allocation and index checks, printing in the formats of the ks language
+// (FormatG is C's %g), $ranhashdoub, and the polymorphic operations
+// (equality, printing, sums, tangent-space operations) over any ks value.
+//
+// A generated program is built in a directory of its own, so it cannot
+// import this package: the driver writes the source files rt_*.go of this
+// package next to the program with the package clause changed (see
+// Files). The package is compiled, vetted and tested here like any other.
+//
+// Values: Float is float64, Integer int64, Bool bool, String string; a
+// tuple is a struct with fields F0, F1, ... (unit: a struct without
+// fields); a (Vec T) is a []T; a (Tensor N T) with N >= 2 is a Tensor[T],
+// its sizes and its elements in row-major order. Values are immutable,
+// except that the in-place primitives of derived code ($addTo, $addAt)
+// and sums add into tensors that nothing else uses, as in the C backend.
+// The polymorphic operations work on such values through reflection, with
+// fast paths for Floats and vectors of Floats.
+//
+// There is no global mutable state: output goes through a *Ctx, and a
+// runtime error is a panic with an *Error that Run (or Catch) recovers.
+package ksrt
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// Ctx is the context of a running ks program: its buffered output.
+type Ctx struct {
+	out *bufio.Writer
+}
+
+// NewCtx returns a context writing to w through a buffer; Flush empties it.
+func NewCtx(w io.Writer) *Ctx { return &Ctx{out: bufio.NewWriterSize(w, 1<<16)} }
+
+// Flush writes the buffered output.
+func (c *Ctx) Flush() error { return c.out.Flush() }
+
+// Error is a runtime error of a ks program: failed assert, index out of
+// range, empty sum, size mismatch, integer division by zero...
+type Error struct {
+	Pos string // the source position, file:line:col
+	Msg string
+}
+
+// Error returns the message as the C runtime prints it:
+// "POS: runtime error: MSG".
+func (e *Error) Error() string { return e.Pos + ": runtime error: " + e.Msg }
+
+// Fail stops the program with a runtime error at pos; format and args
+// make the message as with fmt.Sprintf.
+func Fail(pos, format string, args ...any) {
+	panic(&Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Catch runs f and returns the runtime error that stopped it, if any.
+// Other panics (bugs) go on.
+func Catch(f func()) (err *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	f()
+	return nil
+}
+
+// Run runs the ks main with its output on stdout and returns the exit
+// status: 0, or 1 after a runtime error, whose message goes to stderr on
+// one line once the output so far is flushed.
+func Run(stdout, stderr io.Writer, main func(*Ctx)) int {
+	ctx := NewCtx(stdout)
+	err := Catch(func() { main(ctx) })
+	_ = ctx.Flush()
+	if err != nil {
+		fmt.Fprintln(stderr, err.Error())
+		return 1
+	}
+	return 0
+}
+
+// IDiv is integer division, truncating, as the C runtime's ks_idiv.
+func IDiv(pos string, a, b int64) int64 {
+	if b == 0 {
+		Fail(pos, "integer division by zero")
+	}
+	if b == -1 {
+		return -a // wraps for the most negative Integer
+	}
+	return a / b
+}
+
+// And is `and`: both arguments are evaluated.
+func And(a, b bool) bool { return a && b }
+
+// Or is `or`: both arguments are evaluated.
+func Or(a, b bool) bool { return a || b }
+
+// BoolToFloat is bool_to_float.
+func BoolToFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Max is the first argument unless the second is greater (C's a < b ? b : a).
+func Max(a, b float64) float64 {
+	if a < b {
+		return b
+	}
+	return a
+}
+
+// Ranhashdoub is $ranhashdoub, bit for bit as the C runtime.
+func Ranhashdoub(in int64) float64 {
+	v := uint64(int64(int32(uint32(in))))
+	v = v*3935559000370003845 + 2691343689449507681
+	v ^= v >> 21
+	v ^= v << 37
+	v ^= v >> 4
+	v *= 4768777513237032717
+	v ^= v << 20
+	v ^= v >> 41
+	v ^= v << 5
+	return 5.42101086242752217e-20 * float64(v)
+}
+
+// CheckIndex fails unless 0 <= i < n.
+func CheckIndex(pos string, i, n int64) {
+	if uint64(i) >= uint64(n) {
+		Fail(pos, "index %d out of range for size %d", i, n)
+	}
+}
+
+// CheckIndexN fails unless every component of idx is within sizes.
+func CheckIndexN(pos string, idx, sizes []int64) {
+	for d := range idx {
+		if uint64(idx[d]) >= uint64(sizes[d]) {
+			Fail(pos, "index (%s) out of range for size (%s)", joinInts(idx), joinInts(sizes))
+		}
+	}
+}
+
+func joinInts(xs []int64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+// CheckSameSize fails unless a == b.
+func CheckSameSize(pos string, a, b int64) {
+	if a != b {
+		Fail(pos, "size mismatch: %d and %d", a, b)
+	}
+}
+
+// Count returns the number of elements of a tensor of the given sizes,
+// failing on a negative size or overflow.
+func Count(pos string, sizes []int64) int64 {
+	n := int64(1)
+	for _, s := range sizes {
+		if s < 0 {
+			Fail(pos, "negative size %d", s)
+		}
+		if s != 0 && n > math.MaxInt64/s {
+			Fail(pos, "tensor too large")
+		}
+		n *= s
+	}
+	return n
+}
+
+// maxBytes bounds one allocation, so that an absurd size is a runtime
+// error, as when the C runtime's allocator fails, rather than a crash of
+// the Go runtime.
+const maxBytes = 1 << 40
+
+// checkAlloc fails unless n elements of size bytes each can be allocated,
+// with the C runtime's messages (for elements of the same size in C).
+func checkAlloc(pos string, n int64, size uintptr) {
+	if size == 0 || n <= maxBytes/int64(size) {
+		return
+	}
+	if uint64(n) > math.MaxUint64/uint64(size) {
+		Fail(pos, "size %d too large", n)
+	}
+	bytes := (uint64(n)*uint64(size) + 63) / 64 * 64
+	Fail("ksc", "out of memory allocating %d bytes", bytes)
+}
+
+// MakeVec allocates a vector of n elements.
+func MakeVec[T any](pos string, n int64) []T {
+	if n < 0 {
+		Fail(pos, "negative size %d", n)
+	}
+	checkAlloc(pos, n, unsafe.Sizeof(*new(T)))
+	return make([]T, n)
+}
+
+// Tensor is a tensor of rank 2 or more: its sizes and its elements in
+// row-major order.
+type Tensor[T any] struct {
+	Shape []int64
+	Data  []T
+}
+
+func (Tensor[T]) isTensor() {}
+
+// MakeTensor allocates a tensor of the given sizes.
+func MakeTensor[T any](pos string, sizes ...int64) Tensor[T] {
+	n := Count(pos, sizes)
+	checkAlloc(pos, n, unsafe.Sizeof(*new(T)))
+	return Tensor[T]{Shape: sizes, Data: make([]T, n)}
+}
