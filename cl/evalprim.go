@@ -1,0 +1,530 @@
+package cl
+
+import (
+	"io"
+	"math"
+	"strings"
+
+	"github.com/ksc-lang/ksc/ir"
+	ksrt "github.com/ksc-lang/ksc/runtime/go"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// parts splits the argument of a primitive into its argument parts, as
+// ir.Parts does for types.
+func parts(p *ir.Prim, s *types.Type, v Value) []Value {
+	if p.Arity != 1 && s.Kind == types.Tuple {
+		return v.(TupleValue)
+	}
+	return []Value{v}
+}
+
+// prim compiles F(p) for a primitive.
+func (m *Machine) prim(c *Func) (code, error) {
+	p := c.Prim
+	if p.Def != "" {
+		return m.preludeFunc(c)
+	}
+	if p.LM {
+		return nil, errorf(c, "the evaluator does not run the linear-map operation %s", p.Name)
+	}
+	op := m.operation(p.Name, c.P, c.S, c.T)
+	if op == nil {
+		return nil, errorf(c, "the evaluator does not run the primitive %s", p.Name)
+	}
+	s := c.S
+	return func(v Value) (Value, error) { return op(parts(p, s, v)) }, nil
+}
+
+// an op is a primitive on its argument parts.
+type op func(x []Value) (Value, error)
+
+func pure1(f func(x []Value) Value) op {
+	return func(x []Value) (Value, error) { return f(x), nil }
+}
+
+func float1(f func(float64) float64) op {
+	return pure1(func(x []Value) Value { return f(x[0].(float64)) })
+}
+
+// operation returns the primitive called name, whose argument has type s
+// and result type t, or nil if the evaluator does not have it.
+func (m *Machine) operation(name string, pos Pos, s, t *types.Type) op {
+	if f, ok := floatFuncs[name]; ok {
+		return float1(f)
+	}
+	switch name {
+	case "add", "sub", "mul", "div", "max":
+		return func(x []Value) (Value, error) { return arith(name, pos, x[0], x[1]) }
+	case "neg":
+		return pure1(func(x []Value) Value {
+			if i, ok := x[0].(int64); ok {
+				return -i
+			}
+			return -x[0].(float64)
+		})
+	case "gt", "lt", "gte", "lte":
+		return pure1(func(x []Value) Value { return compare(name, x[0], x[1]) })
+	case "and":
+		return pure1(func(x []Value) Value { return x[0].(bool) && x[1].(bool) })
+	case "or":
+		return pure1(func(x []Value) Value { return x[0].(bool) || x[1].(bool) })
+	case "not":
+		return pure1(func(x []Value) Value { return !x[0].(bool) })
+	case "to_float":
+		return pure1(func(x []Value) Value { return float64(x[0].(int64)) })
+	case "bool_to_float":
+		return pure1(func(x []Value) Value { return ksrt.BoolToFloat(x[0].(bool)) })
+	case "pow":
+		return pure1(func(x []Value) Value { return ksrt.PowI(x[0].(float64), x[1].(int64)) })
+	case "pi":
+		return pure1(func([]Value) Value { return math.Pi })
+	case "$ranhashdoub":
+		return pure1(func(x []Value) Value { return ksrt.Ranhashdoub(x[0].(int64)) })
+	case "$inline", "$copydown":
+		return pure1(func(x []Value) Value { return x[0] })
+	case "eq":
+		return pure1(func(x []Value) Value { return Equal(x[0], x[1]) })
+	case "ne":
+		return pure1(func(x []Value) Value { return !Equal(x[0], x[1]) })
+	case "print":
+		return m.print
+	case "$trace":
+		return func(x []Value) (Value, error) {
+			_, err := io.WriteString(m.out, "Trace["+FormatValue(x[0])+"]\n")
+			return x[0], err
+		}
+	}
+	if op := tensorOperation(name, pos, t); op != nil {
+		return op
+	}
+	return recordOperation(name, pos, s, t)
+}
+
+// floatFuncs are the elementary functions, the functions of the Go
+// backend's spelling of them (ir.Prim.Go), so that the evaluator computes
+// the same bits as the compiled program.
+var floatFuncs = map[string]func(float64) float64{
+	"exp": ksrt.Exp, "log": ksrt.Log, "sin": ksrt.Sin, "cos": ksrt.Cos,
+	"tanh": ksrt.Tanh, "sqrt": math.Sqrt, "erf": ksrt.Erf, "cosh": ksrt.Cosh,
+	"abs": math.Abs, "lgamma": ksrt.Lgamma, "digamma": ksrt.Digamma,
+}
+
+func arith(name string, pos Pos, a, b Value) (Value, error) {
+	if x, ok := a.(int64); ok {
+		y := b.(int64)
+		switch name {
+		case "add":
+			return x + y, nil
+		case "sub":
+			return x - y, nil
+		case "mul":
+			return x * y, nil
+		}
+		if y == 0 {
+			return nil, fail(pos, "integer division by zero")
+		}
+		if y == -1 {
+			return -x, nil
+		}
+		return x / y, nil
+	}
+	x := a.(float64)
+	y, ok := b.(float64)
+	if !ok {
+		y = float64(b.(int64)) // mul (Float, Integer)
+	}
+	switch name {
+	case "add":
+		return x + y, nil
+	case "sub":
+		return x - y, nil
+	case "mul":
+		return x * y, nil
+	case "div":
+		return x / y, nil
+	}
+	return ksrt.Max(x, y), nil
+}
+
+func compare(name string, a, b Value) bool {
+	if x, ok := a.(int64); ok {
+		return ordered(name, x, b.(int64))
+	}
+	return ordered(name, a.(float64), b.(float64))
+}
+
+func ordered[T int64 | float64](name string, x, y T) bool {
+	switch name {
+	case "gt":
+		return x > y
+	case "lt":
+		return x < y
+	case "gte":
+		return x >= y
+	}
+	return x <= y
+}
+
+// print prints its argument parts and returns their number less one.
+func (m *Machine) print(x []Value) (Value, error) {
+	var b strings.Builder
+	for _, v := range x {
+		writeValue(&b, v)
+	}
+	if _, err := io.WriteString(m.out, b.String()); err != nil {
+		return nil, err
+	}
+	return int64(len(x) - 1), nil
+}
+
+// tensorOperation returns the tensor and tangent primitives that take no
+// function; t is the result type.
+func tensorOperation(name string, pos Pos, t *types.Type) op {
+	switch name {
+	case "size":
+		return pure1(func(x []Value) Value { return sizeValue(x[0].(*Tensor)) })
+	case "index":
+		return func(x []Value) (Value, error) {
+			v := x[1].(*Tensor)
+			k, err := flatIndex(pos, x[0], v)
+			if err != nil {
+				return nil, err
+			}
+			return v.Elems[k], nil
+		}
+	case "sum":
+		return func(x []Value) (Value, error) {
+			v := x[0].(*Tensor)
+			if len(v.Elems) == 0 {
+				return nil, fail(pos, "sum of an empty tensor")
+			}
+			return sum(pos, t, int64(len(v.Elems)), func(k int64) (Value, error) { return v.Elems[k], nil })
+		}
+	case "constVec":
+		return func(x []Value) (Value, error) {
+			return fill(pos, sizesOf(x[0]), func(int64) Value { return x[1] })
+		}
+	case "deltaVec":
+		return func(x []Value) (Value, error) {
+			sizes := sizesOf(x[0])
+			z := zeroLike(x[2])
+			v, err := fill(pos, sizes, func(int64) Value { return z })
+			if err != nil {
+				return nil, err
+			}
+			if k, err := flatIndex(pos, x[1], v); err == nil {
+				v.Elems[k] = x[2]
+			}
+			return v, nil
+		}
+	case "delta":
+		return pure1(func(x []Value) Value {
+			if Equal(x[0], x[1]) {
+				return x[2]
+			}
+			return zeroLike(x[2])
+		})
+	case "Vec_init":
+		return pure1(func(x []Value) Value { return Vec(append([]Value(nil), x...)...) })
+	case "unzip":
+		return pure1(func(x []Value) Value {
+			v := x[0].(*Tensor)
+			out := make(TupleValue, len(t.Elems))
+			for k := range out {
+				out[k] = mapTensor(v, func(e Value) Value { return e.(TupleValue)[k] })
+			}
+			return out
+		})
+	case "ts_add":
+		return func(x []Value) (Value, error) { return tsAdd(pos, x[0], x[1]) }
+	case "ts_scale":
+		return pure1(func(x []Value) Value { return tsScale(x[0].(float64), x[1]) })
+	case "ts_neg":
+		return pure1(func(x []Value) Value { return tsScale(-1, x[0]) })
+	case "ts_dot":
+		return func(x []Value) (Value, error) { return dotDiff(pos, x[0], nil, x[1]) }
+	case "ts_zero":
+		return pure1(func(x []Value) Value { return zeroTangent(t, x[0]) })
+	case "$addTo":
+		return func(x []Value) (Value, error) { return add(pos, x[0], x[1]) }
+	case "$addAt":
+		return func(x []Value) (Value, error) {
+			v := x[0].(*Tensor)
+			k, err := flatIndex(pos, x[1], v)
+			if err != nil {
+				return nil, err
+			}
+			e, err := add(pos, v.Elems[k], x[2])
+			if err != nil {
+				return nil, err
+			}
+			out := &Tensor{Shape: v.Shape, Elems: append([]Value(nil), v.Elems...)}
+			out.Elems[k] = e
+			return out, nil
+		}
+	}
+	return nil
+}
+
+// recordOperation returns the primitives of split reverse mode's records
+// and single-use form.
+func recordOperation(name string, pos Pos, s, t *types.Type) op {
+	switch name {
+	case "$dup":
+		return pure1(func(x []Value) Value { return TupleValue{x[0], x[0]} })
+	case "$elim":
+		return pure1(func([]Value) Value { return TupleValue{} })
+	case "$inl":
+		return pure1(func(x []Value) Value { return Variant{Left: true, V: x[0]} })
+	case "$inr":
+		return pure1(func(x []Value) Value { return Variant{V: x[1]} })
+	case "$isl":
+		return pure1(func(x []Value) Value { return x[0].(Variant).Left })
+	case "$outl", "$outr":
+		return pure1(func(x []Value) Value { return x[0].(Variant).V })
+	case "$wrap", "$unwrap":
+		return pure1(func(x []Value) Value { return x[0] })
+	case "$shape":
+		return pure1(func(x []Value) Value { return shapeOf(s, x[0]) })
+	case "$zerosOfShape":
+		return func(x []Value) (Value, error) { return zeros(pos, t, x[0]) }
+	}
+	return nil
+}
+
+// fill returns the tensor of the given sizes whose element at flat
+// position k is elem(k).
+func fill(pos Pos, sizes []int64, elem func(k int64) Value) (*Tensor, error) {
+	n, err := count(pos, sizes)
+	if err != nil {
+		return nil, err
+	}
+	v := &Tensor{Shape: sizes, Elems: make([]Value, n)}
+	for k := range v.Elems {
+		v.Elems[k] = elem(int64(k))
+	}
+	return v, nil
+}
+
+// A fun is the value of a Lam argument of a combinator.
+type fun func(x Value) (Value, error)
+
+// comb compiles a combinator: its arguments are evaluated in order, then
+// the primitive runs with the functions of its Lam arguments.
+func (m *Machine) comb(c *Comb) (code, error) {
+	args := make([]code, len(c.Args))
+	bodies := make([]code, len(c.Args))
+	for k, a := range c.Args {
+		var err error
+		if l, ok := a.(*Lam); ok {
+			bodies[k], err = m.compile(l.Body)
+		} else {
+			args[k], err = m.compile(a)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	run := combinator(c)
+	if run == nil {
+		return nil, errorf(c, "the evaluator does not run the primitive %s", c.Prim.Name)
+	}
+	return func(v Value) (Value, error) {
+		ctx := v.(TupleValue)
+		x := make([]Value, len(args))
+		fs := make([]fun, len(args))
+		for k := range args {
+			if bodies[k] != nil {
+				fs[k] = closure(bodies[k], ctx)
+				continue
+			}
+			var err error
+			if x[k], err = args[k](v); err != nil {
+				return nil, err
+			}
+		}
+		return run(x, fs)
+	}, nil
+}
+
+// closure returns the function x -> body((ctx, x)).
+func closure(body code, ctx TupleValue) fun {
+	return func(x Value) (Value, error) {
+		in := make(TupleValue, len(ctx)+1)
+		copy(in, ctx)
+		in[len(ctx)] = x
+		return body(in)
+	}
+}
+
+// combinator returns the primitive of c on its evaluated arguments x and
+// functions fs, or nil.
+func combinator(c *Comb) func(x []Value, fs []fun) (Value, error) {
+	pos, t := c.P, c.T
+	switch c.Prim.Name {
+	case "build":
+		return func(x []Value, fs []fun) (Value, error) { return build(pos, sizesOf(x[0]), fs[1]) }
+	case "sumbuild":
+		return func(x []Value, fs []fun) (Value, error) {
+			sizes := sizesOf(x[0])
+			for _, s := range sizes {
+				if s <= 0 {
+					return nil, fail(pos, "sumbuild over an empty range")
+				}
+			}
+			n, err := count(pos, sizes)
+			if err != nil {
+				return nil, err
+			}
+			return sum(pos, t, n, func(k int64) (Value, error) { return fs[1](indexValue(k, sizes)) })
+		}
+	case "fold":
+		return func(x []Value, fs []fun) (Value, error) { return fold(fs[0], x[1], x[2].(*Tensor), nil) }
+	case "$foldtape":
+		return func(x []Value, fs []fun) (Value, error) {
+			v := x[2].(*Tensor)
+			tape := make([]Value, 0, len(v.Elems))
+			_, err := fold(fs[0], x[1], v, func(acc Value) { tape = append(tape, acc) })
+			if err != nil {
+				return nil, err
+			}
+			return Vec(tape...), nil
+		}
+	case "map":
+		return func(x []Value, fs []fun) (Value, error) {
+			v := x[1].(*Tensor)
+			return build(pos, v.Shape, func(i Value) (Value, error) { return fs[0](v.Elems[flat(i, v.Shape)]) })
+		}
+	case "map2":
+		return func(x []Value, fs []fun) (Value, error) {
+			a, b := x[1].(*Tensor), x[2].(*Tensor)
+			if err := sameShape(pos, a, b); err != nil {
+				return nil, err
+			}
+			return build(pos, a.Shape, func(i Value) (Value, error) {
+				k := flat(i, a.Shape)
+				return fs[0](TupleValue{a.Elems[k], b.Elems[k]})
+			})
+		}
+	case "buildFromSparse":
+		return func(x []Value, fs []fun) (Value, error) { return buildFromSparse(pos, t, x[0], x[1].(int64), fs[2]) }
+	case "$ifold", "$ifoldr":
+		down := c.Prim.Name == "$ifoldr"
+		return func(x []Value, fs []fun) (Value, error) { return ifold(x[0].(int64), x[1], fs[2], down) }
+	case "$check":
+		return func(x []Value, fs []fun) (Value, error) { return check5(pos, fs[0], fs[1], x[2], x[3], x[4]) }
+	}
+	return nil
+}
+
+// flat returns the flat position of an index value.
+func flat(i Value, sizes []int64) int64 {
+	is := sizesOf(i)
+	k := int64(0)
+	for d, x := range is {
+		k = k*sizes[d] + x
+	}
+	return k
+}
+
+// build returns the tensor of the given sizes whose element at index i is f(i).
+func build(pos Pos, sizes []int64, f fun) (*Tensor, error) {
+	n, err := count(pos, sizes)
+	if err != nil {
+		return nil, err
+	}
+	v := &Tensor{Shape: sizes, Elems: make([]Value, n)}
+	for k := range v.Elems {
+		if v.Elems[k], err = f(indexValue(int64(k), sizes)); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// fold is the left fold of f over v from acc; each gets the accumulators
+// before each step.
+func fold(f fun, acc Value, v *Tensor, each func(Value)) (Value, error) {
+	for _, e := range v.Elems {
+		if each != nil {
+			each(acc)
+		}
+		var err error
+		if acc, err = f(TupleValue{acc, e}); err != nil {
+			return nil, err
+		}
+	}
+	return acc, nil
+}
+
+func ifold(n int64, s Value, f fun, down bool) (Value, error) {
+	for k := int64(0); k < n; k++ {
+		i := k
+		if down {
+			i = n - 1 - k
+		}
+		var err error
+		if s, err = f(TupleValue{s, i}); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func buildFromSparse(pos Pos, t *types.Type, shape Value, n int64, f fun) (Value, error) {
+	z, err := zeros(pos, t, shape)
+	if err != nil {
+		return nil, err
+	}
+	r := z.(*Tensor)
+	for i := int64(0); i < n; i++ {
+		x, err := f(i)
+		if err != nil {
+			return nil, err
+		}
+		pair := x.(TupleValue)
+		k, err := flatIndex(pos, pair[0], r)
+		if err != nil {
+			return nil, err
+		}
+		if r.Elems[k], err = add(pos, r.Elems[k], pair[1]); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// check5 is $check: with d1 = ts_dot(f(x + dx) - f(x), dt) and
+// d2 = ts_dot(rev(x, dt), dx), |d1 - d2| / (|d1| + |d2|), or 0.
+func check5(pos Pos, f, rev fun, x, dx, dt Value) (Value, error) {
+	y0, err := f(x)
+	if err != nil {
+		return nil, err
+	}
+	x1, err := tsAdd(pos, x, dx)
+	if err != nil {
+		return nil, err
+	}
+	y1, err := f(x1)
+	if err != nil {
+		return nil, err
+	}
+	d1, err := dotDiff(pos, y1, y0, dt)
+	if err != nil {
+		return nil, err
+	}
+	g, err := rev(TupleValue{x, dt})
+	if err != nil {
+		return nil, err
+	}
+	d2, err := dotDiff(pos, g, nil, dx)
+	if err != nil {
+		return nil, err
+	}
+	den := math.Abs(d1) + math.Abs(d2)
+	if den == 0 {
+		return 0.0, nil
+	}
+	return math.Abs(d1-d2) / den, nil
+}
