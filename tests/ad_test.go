@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
 )
 
 // primChecks differentiates every primitive and prelude function whose
@@ -71,6 +73,13 @@ var primChecks = []*check{
 // failing on any error above the tolerances.
 func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfCheck bool) {
 	t.Helper()
+	runChecksWith(t, name, prelude, checks, n, selfCheck, "", []string{"c", "go"})
+}
+
+// runChecksWith is runChecks with [rev f] built by the strategy rev, on
+// the given backends.
+func runChecksWith(t *testing.T, name, prelude string, checks []*check, n int, selfCheck bool, rev string, backends []string) {
+	t.Helper()
 	needCC(t)
 	src := program(prelude, checks, n, 1, selfCheck)
 	dir := t.TempDir()
@@ -86,11 +95,11 @@ func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfC
 		}
 	}
 	outputs := map[string]string{}
-	for _, b := range []string{"c", "go"} {
+	for _, b := range backends {
 		if !wantBackend(b) {
 			continue
 		}
-		r := runProgram(t, b, file)
+		r := runProgramWith(t, b, driver.Options{Rev: rev}, file)
 		if r.code != 0 {
 			t.Fatalf("%s backend: status %d\n%s", b, r.code, r.stderr)
 		}
@@ -142,6 +151,35 @@ func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfC
 // random points, for every primitive and prelude function.
 func TestDerivativesOfPrimitives(t *testing.T) {
 	runChecks(t, "prims", "", primChecks, 3, false)
+}
+
+// TestDerivativesWithBOGRev runs the checks of TestDerivativesOfPrimitives
+// and TestDerivativesOfPrograms with [rev f] built by split reverse mode
+// (ksc --rev=bog), on the C backend: both strategies stay tested.
+func TestDerivativesWithBOGRev(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	t.Run("prims", func(t *testing.T) {
+		t.Parallel()
+		runChecksWith(t, "prims", "", primChecks, 2, false, "bog", []string{"c"})
+	})
+	for _, file := range programFiles(t, "ad") {
+		name := strings.TrimSuffix(filepath.Base(file), ".ks")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checks, err := parseChecks(string(src))
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			self := strings.Contains(string(src), "(def self_check ")
+			runChecksWith(t, name, string(src), checks, 1, self, "bog", []string{"c"})
+		})
+	}
 }
 
 // TestDerivativesOfPrograms checks the functions named by the ; CHECK

@@ -67,9 +67,15 @@ type result struct {
 // runProgram compiles the files with a backend and runs main.
 func runProgram(t *testing.T, backend string, files ...string) result {
 	t.Helper()
+	return runProgramWith(t, backend, driver.Options{}, files...)
+}
+
+// runProgramWith is runProgram with the reverse-mode strategy of opts.
+func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prog, err := driver.Load(files, driver.Derived)
+	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev})
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}

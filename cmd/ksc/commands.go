@@ -17,13 +17,32 @@ import (
 	"github.com/ksc-lang/ksc/syntax"
 )
 
+// loadOptions returns the options of loading a program: the reverse-mode
+// strategy of --rev, which each command validates before loading.
+func loadOptions(c *cli.Context) driver.Options {
+	return driver.Options{Rev: c.String("rev")}
+}
+
+// checkRev reports a usage error for an unknown --rev.
+func checkRev(c *cli.Context) error {
+	switch r := c.String("rev"); r {
+	case "", "lm", "bog":
+		return nil
+	default:
+		return usagef("unknown reverse-mode strategy %q (want lm or bog)", r)
+	}
+}
+
 // compile loads, derives and optimises the files.
 func compile(c *cli.Context, t *timer) (*ir.Program, error) {
 	paths, err := files(c)
 	if err != nil {
 		return nil, err
 	}
-	prog, err := driver.LoadWith(paths, driver.Derived, driver.Options{Rev: c.String("rev")})
+	if err := checkRev(c); err != nil {
+		return nil, err
+	}
+	prog, err := driver.LoadWith(paths, driver.Derived, loadOptions(c))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +148,10 @@ func cmdCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog, err := driver.LoadWith(paths, driver.Derived, driver.Options{Rev: c.String("rev")})
+	if err := checkRev(c); err != nil {
+		return err
+	}
+	prog, err := driver.LoadWith(paths, driver.Derived, loadOptions(c))
 	if err != nil {
 		return err
 	}
@@ -201,7 +223,10 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 	if stage == "typed" {
 		st = driver.Typed
 	}
-	prog, err := driver.LoadWith(paths, st, driver.Options{Rev: c.String("rev")})
+	if err := checkRev(c); err != nil {
+		return err
+	}
+	prog, err := driver.LoadWith(paths, st, loadOptions(c))
 	if err != nil {
 		return err
 	}

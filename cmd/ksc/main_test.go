@@ -145,6 +145,8 @@ func TestUsage(t *testing.T) {
 		{"emit", "--stage", "nonsense", "x.ks"},
 		{"run", "--backend", "fortran", write(t, "ok.ks", example)},
 		{"run", "--no-such-flag", "x.ks"},
+		{"run", "--rev", "forwards", write(t, "ok.ks", example)},
+		{"emit", "--rev", "forwards", write(t, "ok.ks", example)},
 		{"build", write(t, "ok.ks", example)},
 		{"build", write(t, "ok.ks", example), "-o", "notalib.txt"},
 		{"frobnicate"},
@@ -179,6 +181,33 @@ func TestEmitStages(t *testing.T) {
 		if code != 0 || out == "" {
 			t.Errorf("emit --stage %s: status %d, stderr %q", stage, code, errs)
 		}
+	}
+}
+
+// TestSplitReverseMode runs [rev f] by both strategies and prints the
+// split passes and their BOG.
+func TestSplitReverseMode(t *testing.T) {
+	f := write(t, "split.ks", `
+(def sqnorm Float (v : Vec Float)
+  (sumbuild (size v) (lam (i : Integer) (let (x (index i v)) (mul x x)))))
+(gdef sufrev [sqnorm (Vec Float)])
+(def main Integer ()
+  (let (v (Vec_init 1.0 2.0 3.0))
+    (print ([rev sqnorm] v 1.0) " " ([sufrev sqnorm] v 0.5) "\n")))
+`)
+	for _, rev := range []string{"lm", "bog"} {
+		out, errs, code := ksc(t, "run", "--rev", rev, f)
+		if want := "[2, 4, 6] [1, 2, 3]\n"; code != 0 || out != want {
+			t.Errorf("ksc run --rev %s: status %d, got %q, want %q; stderr %q", rev, code, out, want, errs)
+		}
+	}
+	out, errs, code := ksc(t, "emit", "--stage", "bog", "--check", f)
+	if code != 0 || !strings.Contains(out, "(deftype bog$sqnorm$") || !strings.Contains(out, "(def [sufrevpass [sqnorm (Vec Float)]]") {
+		t.Errorf("emit --stage bog: status %d, stderr %q, got:\n%s", code, errs, out)
+	}
+	out, errs, code = ksc(t, "emit", "--stage", "suf", f)
+	if code != 0 || !strings.Contains(out, "$dup") {
+		t.Errorf("emit --stage suf: status %d, stderr %q, got:\n%s", code, errs, out)
 	}
 }
 
