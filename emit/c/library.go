@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -15,7 +16,8 @@ type Export struct {
 }
 
 // Exports returns the functions a library exports, with their C names:
-// every def (hand-written or derived) with a body, named PREFIX_ followed
+// every def with a body, hand-written or derived (but not the internal
+// derivations such as [revfull f], which no gdef can name), named PREFIX_ followed
 // by its derivations and name joined by _ ([rev f] is PREFIX_rev_f). When
 // two overloads would get the same name, each gets a suffix __ARGTYPE
 // from the mangled argument type of its base function (PREFIX_f__vec_f64).
@@ -31,8 +33,16 @@ func Exports(prog *ir.Program, prefix string) []Export {
 			latest[f.Key()] = f // a later def with the same signature replaces the earlier
 		}
 	}
+	internal := func(f *ir.Func) bool {
+		for _, d := range f.Name.Derivs {
+			if !syntax.Derivations[d] {
+				return true // [revfull f] and the like: no gdef can name it
+			}
+		}
+		return false
+	}
 	for _, f := range prog.Funcs {
-		if f.Body != nil && f.Prim == nil && latest[f.Key()] == f {
+		if f.Body != nil && f.Prim == nil && latest[f.Key()] == f && !internal(f) {
 			fs = append(fs, f)
 			count[plain(f)]++
 		}
@@ -94,7 +104,12 @@ KS_EXPORT void %[1]s_ctx_reset(%[1]s_ctx *ctx) {
 		}
 		params = append(params, e.ctype(f.Result)+" *out")
 		sig := fmt.Sprintf("int %s(%s)", x.Name, strings.Join(params, ", "))
-		fmt.Fprintf(&decls, "\n/* %s : %s -> %s */\n%s;\n", commentSafe(f.FullName()), f.Arg, f.Result, sig)
+		note := ""
+		if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "suffwdpass" {
+			note = "\n * The BOG it returns may refer to the arguments and lives in ctx: keep\n" +
+				" * both unchanged (no reset) until the reverse pass has run."
+		}
+		fmt.Fprintf(&decls, "\n/* %s : %s -> %s%s */\n%s;\n", commentSafe(f.FullName()), f.Arg, f.Result, note, sig)
 		fmt.Fprintf(&c, `
 KS_EXPORT %s {
   if (setjmp(ctx->rt.jmp)) return ctx->rt.code;

@@ -65,6 +65,17 @@ int main(void) {
   CHECK(model_twice__f64(ctx, 1.5, &t) == model_OK && t == 3.0);
   CHECK(model_twice__i64(ctx, 21, &ti) == model_OK && ti == 42);
 
+  /* Split reverse mode: the forward pass returns the value and the BOG
+   * (an opaque pointer in the header), the reverse pass takes it. */
+  model_tup2_f64_nt18_bog_sqnorm_vec_f64 fwd;
+  CHECK(model_suffwdpass_sqnorm(ctx, v, &fwd) == model_OK);
+  CHECK(fwd.f0 == 9.0);
+  model_vec_f64 grad, grad2;
+  CHECK(model_sufrevpass_sqnorm(ctx, 0.5, fwd.f1, &grad) == model_OK);
+  CHECK(grad.size == 3 && grad.data[0] == 1.0 && grad.data[1] == 2.0 && grad.data[2] == 2.0);
+  CHECK(model_rev_sqnorm(ctx, v, 0.5, &grad2) == model_OK);
+  CHECK(grad2.size == 3 && grad2.data[1] == grad.data[1]);
+
   /* Results survive until reset; many calls do not grow memory without bound. */
   for (int i = 0; i < 1000; i++) {
     CHECK(model_scale(ctx, 1.0, v, &s) == model_OK);
