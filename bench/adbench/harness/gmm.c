@@ -1,0 +1,158 @@
+/* The GMM harness: reads an ADBench GMM file, calls the objective, its
+ * gradient ([rev gmm_objective]) and [fwd gmm_objective] from the library
+ * ksc built from bench/gmm.ks, checks them, and times them.
+ *
+ *   gmm-harness FILE MIN_SECONDS
+ *
+ * prints lines "key value..." that bench/adbench reads. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gmm.h"
+#include "timing.h"
+
+typedef gmm_tup7_vec_f64_vec_vec_f64_vec_vec_f64_vec_vec_f64_vec_vec_f64_f64_i64 args_t;
+typedef gmm_tup7_vec_f64_vec_vec_f64_vec_vec_f64_vec_vec_f64_vec_vec_f64_f64_tup0 grad_t;
+
+static double *readn(FILE *f, long n) {
+  double *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+  for (long i = 0; i < n; i++) {
+    if (fscanf(f, "%lf", &p[i]) != 1) {
+      fprintf(stderr, "gmm-harness: short input\n");
+      exit(2);
+    }
+  }
+  return p;
+}
+
+/* rows makes a vector of r rows of c elements over data. */
+static gmm_vec_vec_f64 rows(double *data, long r, long c) {
+  gmm_vec_vec_f64 m = {r, malloc((size_t)r * sizeof(gmm_vec_f64))};
+  for (long i = 0; i < r; i++) m.data[i] = (gmm_vec_f64){c, data + i * c};
+  return m;
+}
+
+static gmm_ctx *ctx;
+
+static void check(int rc) {
+  if (rc != 0) {
+    fprintf(stderr, "gmm-harness: %s\n", gmm_ctx_error(ctx));
+    exit(1);
+  }
+}
+
+static double objective(args_t a) {
+  double out;
+  check(gmm_gmm_objective(ctx, a.f0, a.f1, a.f2, a.f3, a.f4, a.f5, a.f6, &out));
+  return out;
+}
+
+/* The parameters differentiated (alpha, mu, q, l), flattened: pointers to
+ * each entry of the arguments and of the gradient. */
+typedef struct { long n; double **arg, **grad; } params_t;
+
+static void add(params_t *p, gmm_vec_f64 a, gmm_vec_f64 g) {
+  for (long i = 0; i < a.size; i++) {
+    p->arg[p->n] = &a.data[i];
+    p->grad[p->n] = &g.data[i];
+    p->n++;
+  }
+}
+
+static params_t params(args_t a, grad_t g, long total) {
+  params_t p = {0, malloc((size_t)total * sizeof(double *)), malloc((size_t)total * sizeof(double *))};
+  add(&p, a.f0, g.f0);
+  for (long k = 0; k < a.f1.size; k++) add(&p, a.f1.data[k], g.f1.data[k]);
+  for (long k = 0; k < a.f2.size; k++) add(&p, a.f2.data[k], g.f2.data[k]);
+  for (long k = 0; k < a.f3.size; k++) add(&p, a.f3.data[k], g.f3.data[k]);
+  return p;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: gmm-harness FILE MIN_SECONDS\n");
+    return 2;
+  }
+  double minSeconds = atof(argv[2]);
+  FILE *f = fopen(argv[1], "r");
+  if (!f) {
+    perror(argv[1]);
+    return 2;
+  }
+  long d, K, n;
+  if (fscanf(f, "%ld %ld %ld", &d, &K, &n) != 3) return 2;
+  long nl = d * (d - 1) / 2;
+  double *alpha = readn(f, K), *mu = readn(f, K * d);
+  double *q = malloc((size_t)(K * d) * sizeof *q), *l = malloc((size_t)(K * nl + 1) * sizeof *l);
+  for (long k = 0; k < K; k++) {
+    double *row = readn(f, d + nl);
+    memcpy(q + k * d, row, (size_t)d * sizeof *q);
+    memcpy(l + k * nl, row + d, (size_t)nl * sizeof *l);
+    free(row);
+  }
+  double *x = readn(f, n * d);
+  double wgamma;
+  long wm;
+  if (fscanf(f, "%lf %ld", &wgamma, &wm) != 2) return 2;
+  fclose(f);
+
+  args_t a = {{K, alpha}, rows(mu, K, d), rows(q, K, d), rows(l, K, nl), rows(x, n, d), wgamma, wm};
+  ctx = gmm_ctx_new();
+  double obj = objective(a);
+  printf("objective %.17g\n", obj);
+
+  /* The gradient, copied out of the context. */
+  grad_t g;
+  check(gmm_rev_gmm_objective(ctx, a, 1.0, &g));
+  long total = K + 2 * K * d + K * nl;
+  params_t p = params(a, g, total);
+  double *grad = malloc((size_t)total * sizeof *grad);
+  for (long i = 0; i < total; i++) grad[i] = *p.grad[i];
+
+  /* Central differences on a sample of entries. */
+  double fdErr = 0;
+  int samples = 12;
+  for (int s = 0; s < samples; s++) {
+    long i = (long)(((unsigned long)s * 2654435761u) % (unsigned long)total);
+    double v = *p.arg[i], h = 1e-5 * (fabs(v) > 1 ? fabs(v) : 1);
+    *p.arg[i] = v + h;
+    double up = objective(a);
+    *p.arg[i] = v - h;
+    double down = objective(a);
+    *p.arg[i] = v;
+    double fd = (up - down) / (2 * h);
+    /* Relative to the entry, or to the rounding error of the difference
+     * quotient where that is larger. */
+    double noise = 1e-11 * fabs(obj) / h;
+    double err = fabs(fd - grad[i]) / (fabs(grad[i]) + noise + 1e-8);
+    if (err > fdErr) fdErr = err;
+  }
+  printf("fd_error %.3g\n", fdErr);
+
+  /* The adjoint identity: <[fwd f](x, dx), 1> = <dx, [rev f](x, 1)>. */
+  grad_t dx;
+  check(gmm_rev_gmm_objective(ctx, a, 0.0, &dx)); /* zeros of the right shape */
+  params_t pd = params(a, dx, total);
+  double lhs, rhs = 0, scale = 0;
+  for (long i = 0; i < total; i++) {
+    double t = sin(1.0 + (double)i * 0.7);
+    *pd.grad[i] = t;
+    rhs += t * grad[i];
+    scale += fabs(t * grad[i]);
+  }
+  for (long i = 0; i < dx.f4.size; i++) memset(dx.f4.data[i].data, 0, (size_t)d * sizeof(double));
+  dx.f5 = 0;
+  check(gmm_fwd_gmm_objective(ctx, a, dx, &lhs));
+  printf("adjoint_error %.3g\n", fabs(lhs - rhs) / (scale > 0 ? scale : 1));
+  gmm_ctx_reset(ctx);
+
+  double tf, tg;
+  TIME(tf, minSeconds, { objective(a); gmm_ctx_reset(ctx); });
+  TIME(tg, minSeconds, { check(gmm_rev_gmm_objective(ctx, a, 1.0, &g)); gmm_ctx_reset(ctx); });
+  printf("time_objective %.6g\ntime_gradient %.6g\n", tf, tg);
+  gmm_ctx_free(ctx);
+  return 0;
+}

@@ -1,0 +1,253 @@
+// Command adbench runs the ADBench benchmarks of ../shared/spec/benchmarks.md
+// (GMM and LSTM) on ksc's generated C. For each kind it builds a library
+// from the benchmark written in ks (bench/gmm.ks) with the equivalent of
+// ksc build, compiles a C harness against it, and runs the harness on each
+// input file: the harness checks the objective against the reference value,
+// the gradient against central differences and by the adjoint identity with
+// [fwd f], and times the objective and the gradient. adbench prints the
+// results as a table and exits 1 if a check fails.
+//
+//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native]
+//
+// -case names an input file without its extension, relative to -data;
+// without it every case of the standard set runs. -quick runs the small
+// cases shipped in bench/adbench/testdata with short timings, for CI.
+package main
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ksc-lang/ksc/driver"
+)
+
+//go:embed harness
+var harnesses embed.FS
+
+// A kind is a benchmark: its ks source, its harness and its library name.
+type kind struct {
+	name    string // gmm
+	source  string // path of the ks file, from the repository root
+	harness string // the C harness, in harness/
+}
+
+var kinds = map[string]kind{
+	"gmm": {name: "gmm", source: "bench/gmm.ks", harness: "gmm.c"},
+}
+
+// references are the objective values of benchmarks.md.
+var references = map[string]float64{
+	"gmm/1k/gmm_d2_K5":    -5396.0998384261393,
+	"gmm/1k/gmm_d10_K25":  -32901.630503640547,
+	"gmm/1k/gmm_d20_K50":  -118671.6156130548,
+	"gmm/1k/gmm_d64_K100": -1542950.176397502,
+	"gmm/1k/gmm_d64_K200": -2085749.9886015686,
+	"gmm/10k/gmm_d2_K5":   -52667.815330399506,
+	"gmm/10k/gmm_d10_K25": -297445.36585748271,
+	"gmm/10k/gmm_d20_K50": -952376.58262255532,
+	"lstm/lstm_l2_c1024":  0.66666517955885218,
+	"lstm/lstm_l2_c4096":  0.69485633423650228,
+	"lstm/lstm_l4_c1024":  0.71067663855842811,
+	"lstm/lstm_l4_c4096":  0.68726840398181466,
+}
+
+// manual are the hand-written C++ times of benchmarks.md (objective,
+// gradient), measured on this kind of machine but not in the same run.
+var manual = map[string][2]float64{
+	"gmm/1k/gmm_d10_K25":  {1.42e-3, 2.83e-3},
+	"gmm/1k/gmm_d20_K50":  {5.70e-3, 12.8e-3},
+	"gmm/1k/gmm_d64_K200": {90.5e-3, 311e-3},
+	"lstm/lstm_l2_c1024":  {1.21e-3, 7.74e-3},
+	"lstm/lstm_l4_c4096":  {9.63e-3, 100e-3},
+}
+
+var standard = []string{
+	"gmm/1k/gmm_d2_K5", "gmm/1k/gmm_d10_K25", "gmm/1k/gmm_d20_K50", "gmm/1k/gmm_d64_K200",
+	"gmm/10k/gmm_d10_K25",
+}
+
+var quickCases = []string{"gmm/1k/gmm_d2_K5"}
+
+// result is what a harness run reports.
+type result struct {
+	objective, fdError, adjointError float64
+	tf, tg                           float64
+}
+
+func main() {
+	caseFlag := flag.String("case", "", "one case, e.g. gmm/1k/gmm_d10_K25 (default: the standard set)")
+	quick := flag.Bool("quick", false, "the small cases in bench/adbench/testdata, briefly: a correctness check for CI")
+	minTime := flag.Float64("min", 0.5, "seconds each timing lasts at least")
+	data := flag.String("data", "../shared/data/adbench", "the directory of the ADBench input files")
+	native := flag.Bool("march-native", false, "compile the library with -march=native")
+	flag.Parse()
+	cases := standard
+	switch {
+	case *caseFlag != "":
+		cases = []string{*caseFlag}
+	case *quick:
+		cases = quickCases
+		*data = filepath.Join("bench", "adbench", "testdata")
+		*minTime = 0.01
+	}
+	if err := run(cases, *data, *minTime, *native); err != nil {
+		fmt.Fprintln(os.Stderr, "adbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cases []string, data string, minTime float64, native bool) error {
+	dir, err := os.MkdirTemp("", "adbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	built := map[string]string{} // kind -> harness executable
+	for _, c := range cases {
+		k, ok := kinds[strings.SplitN(c, "/", 2)[0]]
+		if !ok {
+			return fmt.Errorf("unknown case %q", c)
+		}
+		if _, ok := built[k.name]; ok {
+			continue
+		}
+		start := time.Now()
+		exe, err := build(k, dir, native)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "adbench: built %s in %.1fs\n", k.name, time.Since(start).Seconds())
+		built[k.name] = exe
+	}
+	failed := false
+	fmt.Printf("| case | objective | f | [rev f] | [rev f] / f | f / manual | [rev f] / manual |\n|---|---|---|---|---|---|---|\n")
+	for _, c := range cases {
+		exe := built[strings.SplitN(c, "/", 2)[0]]
+		file := filepath.Join(data, c+".txt")
+		r, err := runHarness(exe, file, minTime)
+		if err != nil {
+			return fmt.Errorf("%s: %v", c, err)
+		}
+		for _, msg := range checkResult(c, r) {
+			fmt.Fprintf(os.Stderr, "adbench: %s: %s\n", c, msg)
+			failed = true
+		}
+		m := manual[c]
+		vsManual := func(t float64, ref float64) string {
+			if ref == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", t/ref)
+		}
+		fmt.Printf("| %s | %.17g | %s | %s | %.2f | %s | %s |\n", c, r.objective, dur(r.tf), dur(r.tg), r.tg/r.tf,
+			vsManual(r.tf, m[0]), vsManual(r.tg, m[1]))
+	}
+	if failed {
+		return errors.New("checks failed")
+	}
+	return nil
+}
+
+// checkResult returns what is wrong with a harness's results.
+func checkResult(c string, r result) []string {
+	var msgs []string
+	if ref, ok := references[c]; ok {
+		if rel := math.Abs(r.objective-ref) / math.Abs(ref); !(rel <= 1e-10) {
+			msgs = append(msgs, fmt.Sprintf("objective %.17g, want %.17g (relative error %.3g)", r.objective, ref, rel))
+		}
+	}
+	if !(r.fdError <= 1e-5) {
+		msgs = append(msgs, fmt.Sprintf("the gradient differs from central differences by %.3g (relative)", r.fdError))
+	}
+	if !(r.adjointError <= 1e-10) {
+		msgs = append(msgs, fmt.Sprintf("the adjoint identity with [fwd f] is off by %.3g (relative)", r.adjointError))
+	}
+	return msgs
+}
+
+// build makes the library of a kind and compiles its harness against it.
+func build(k kind, dir string, native bool) (string, error) {
+	ctx := context.Background()
+	prog, err := driver.LoadWith([]string{k.source}, driver.Derived, driver.Options{})
+	if err != nil {
+		return "", err
+	}
+	if err := driver.Optimise(prog, driver.Options{}); err != nil {
+		return "", err
+	}
+	flags := []string{"-O3"}
+	if native {
+		flags = append(flags, "-march=native")
+	}
+	cc := driver.DefaultCC(flags...)
+	if err := driver.BuildLibrary(ctx, prog, k.name, dir, cc, ""); err != nil {
+		return "", err
+	}
+	for _, name := range []string{k.harness, "timing.h"} {
+		b, err := harnesses.ReadFile("harness/" + name)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	exe := filepath.Join(dir, k.name+"-harness")
+	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-I", dir, "-o", exe, filepath.Join(dir, k.harness),
+		"-L", dir, "-l" + k.name, "-Wl,-rpath," + dir, "-lm"}
+	if out, err := exec.Command(cc.Cmd, args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("compiling %s: %v\n%s", k.harness, err, out)
+	} else if len(out) > 0 {
+		return "", fmt.Errorf("compiling %s:\n%s", k.harness, out)
+	}
+	return exe, nil
+}
+
+func runHarness(exe, file string, minTime float64) (result, error) {
+	var r result
+	cmd := exec.Command(exe, file, strconv.FormatFloat(minTime, 'g', -1, 64))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return r, fmt.Errorf("the harness failed: %v", err)
+	}
+	fields := map[string]*float64{
+		"objective": &r.objective, "fd_error": &r.fdError, "adjoint_error": &r.adjointError,
+		"time_objective": &r.tf, "time_gradient": &r.tg,
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || fields[f[0]] == nil {
+			return r, fmt.Errorf("unexpected harness output %q", line)
+		}
+		if *fields[f[0]], err = strconv.ParseFloat(f[1], 64); err != nil {
+			return r, fmt.Errorf("unexpected harness output %q", line)
+		}
+		seen++
+	}
+	if seen != len(fields) {
+		return r, fmt.Errorf("the harness printed %d of %d results:\n%s", seen, len(fields), out)
+	}
+	return r, nil
+}
+
+func dur(s float64) string {
+	switch {
+	case s < 1e-6:
+		return fmt.Sprintf("%.0f ns", s*1e9)
+	case s < 1e-3:
+		return fmt.Sprintf("%.1f µs", s*1e6)
+	}
+	return fmt.Sprintf("%.2f ms", s*1e3)
+}
