@@ -424,6 +424,9 @@ func (rv *rev) addR(s *slot, l, r ir.Expr, p ir.Pos) {
 // contribute adds r reverse-applied to m into the accumulators.
 func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 	p := m.Pos()
+	if zeroMap(m) {
+		return // adding nothing: no slot may change (one inside a loop would escape it)
+	}
 	if c, ok := isLMCall(m, "lmFold"); ok {
 		rv.fold(c, r)
 		return
@@ -529,6 +532,17 @@ func (rv *rev) composeVCat(l ir.Expr, ms []ir.Expr, r ir.Expr) {
 		whole.parts = append(whole.parts, q)
 	}
 	rv.set(whole, rv.accR(l, r, rv.value(whole, p)))
+}
+
+// zeroMap reports whether m is zero: lmZero, or a composition with it.
+func zeroMap(m ir.Expr) bool {
+	if isZero(m) {
+		return true
+	}
+	if c, ok := isLMCall(m, "lmCompose"); ok {
+		return zeroMap(c.Args[0]) || zeroMap(c.Args[1])
+	}
+	return false
 }
 
 func isZero(m ir.Expr) bool {
