@@ -1,6 +1,6 @@
 // Command adbench runs the ADBench benchmarks of ../shared/spec/benchmarks.md
 // (GMM and LSTM) on ksc's generated C. For each kind it builds a library
-// from the benchmark written in ks (bench/gmm.ks) with the equivalent of
+// from the benchmark written in ks (bench/gmm.ks, bench/lstm.ks) with the equivalent of
 // ksc build, compiles a C harness against it, and runs the harness on each
 // input file: the harness checks the objective against the reference value,
 // the gradient against central differences and by the adjoint identity with
@@ -42,7 +42,8 @@ type kind struct {
 }
 
 var kinds = map[string]kind{
-	"gmm": {name: "gmm", source: "bench/gmm.ks", harness: "gmm.c"},
+	"gmm":  {name: "gmm", source: "bench/gmm.ks", harness: "gmm.c"},
+	"lstm": {name: "lstm", source: "bench/lstm.ks", harness: "lstm.c"},
 }
 
 // references are the objective values of benchmarks.md.
@@ -74,9 +75,10 @@ var manual = map[string][2]float64{
 var standard = []string{
 	"gmm/1k/gmm_d2_K5", "gmm/1k/gmm_d10_K25", "gmm/1k/gmm_d20_K50", "gmm/1k/gmm_d64_K200",
 	"gmm/10k/gmm_d10_K25",
+	"lstm/lstm_l2_c1024", "lstm/lstm_l4_c4096",
 }
 
-var quickCases = []string{"gmm/1k/gmm_d2_K5"}
+var quickCases = []string{"gmm/1k/gmm_d2_K5", "lstm/lstm_l2_c1024"}
 
 // result is what a harness run reports.
 type result struct {
@@ -130,7 +132,7 @@ func run(cases []string, data string, minTime float64, native bool) error {
 		built[k.name] = exe
 	}
 	failed := false
-	fmt.Printf("| case | objective | f | [rev f] | [rev f] / f | f / manual | [rev f] / manual |\n|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| case | objective | fd error | adjoint error | f | [rev f] | [rev f] / f | f / manual | [rev f] / manual |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cases {
 		exe := built[strings.SplitN(c, "/", 2)[0]]
 		file := filepath.Join(data, c+".txt")
@@ -149,7 +151,8 @@ func run(cases []string, data string, minTime float64, native bool) error {
 			}
 			return fmt.Sprintf("%.2f", t/ref)
 		}
-		fmt.Printf("| %s | %.17g | %s | %s | %.2f | %s | %s |\n", c, r.objective, dur(r.tf), dur(r.tg), r.tg/r.tf,
+		fmt.Printf("| %s | %.17g | %.2g | %.2g | %s | %s | %.2f | %s | %s |\n", c, r.objective, r.fdError, r.adjointError,
+			dur(r.tf), dur(r.tg), r.tg/r.tf,
 			vsManual(r.tf, m[0]), vsManual(r.tg, m[1]))
 	}
 	if failed {

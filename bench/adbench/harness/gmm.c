@@ -112,7 +112,12 @@ int main(int argc, char **argv) {
   double *grad = malloc((size_t)total * sizeof *grad);
   for (long i = 0; i < total; i++) grad[i] = *p.grad[i];
 
-  /* Central differences on a sample of entries. */
+  /* Central differences on a sample of entries, each compared relative to
+   * itself, or where it is small to the largest entry (the truncation
+   * error of the difference quotient is relative to the function's
+   * scale) or to the rounding error of the quotient. */
+  double gmax = 0;
+  for (long i = 0; i < total; i++) gmax = fabs(grad[i]) > gmax ? fabs(grad[i]) : gmax;
   double fdErr = 0;
   int samples = 12;
   for (int s = 0; s < samples; s++) {
@@ -124,10 +129,8 @@ int main(int argc, char **argv) {
     double down = objective(a);
     *p.arg[i] = v;
     double fd = (up - down) / (2 * h);
-    /* Relative to the entry, or to the rounding error of the difference
-     * quotient where that is larger. */
     double noise = 1e-11 * fabs(obj) / h;
-    double err = fabs(fd - grad[i]) / (fabs(grad[i]) + noise + 1e-8);
+    double err = fabs(fd - grad[i]) / (fabs(grad[i]) + 1e-3 * gmax + noise + 1e-12);
     if (err > fdErr) fdErr = err;
   }
   printf("fd_error %.3g\n", fdErr);
