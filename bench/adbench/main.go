@@ -7,7 +7,7 @@
 // [fwd f], and times the objective and the gradient. adbench prints the
 // results as a table and exits 1 if a check fails.
 //
-//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native]
+//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-keep DIR]
 //
 // -case names an input file without its extension, relative to -data;
 // without it every case of the standard set runs. -quick runs the small
@@ -92,6 +92,7 @@ func main() {
 	minTime := flag.Float64("min", 0.5, "seconds each timing lasts at least")
 	data := flag.String("data", "../shared/data/adbench", "the directory of the ADBench input files")
 	native := flag.Bool("march-native", false, "compile the library with -march=native")
+	keep := flag.String("keep", "", "build in `DIR` and keep it (the generated C, the library and the harness), for profiling")
 	flag.Parse()
 	cases := standard
 	switch {
@@ -102,18 +103,26 @@ func main() {
 		*data = filepath.Join("bench", "adbench", "testdata")
 		*minTime = 0.01
 	}
-	if err := run(cases, *data, *minTime, *native); err != nil {
+	if err := run(cases, *data, *minTime, *native, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "adbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cases []string, data string, minTime float64, native bool) error {
-	dir, err := os.MkdirTemp("", "adbench-")
-	if err != nil {
+func run(cases []string, data string, minTime float64, native bool, keep string) error {
+	dir := keep
+	if keep == "" {
+		tmp, err := os.MkdirTemp("", "adbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(keep, 0o755); err != nil {
+		return err
+	} else if dir, err = filepath.Abs(keep); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	built := map[string]string{} // kind -> harness executable
 	for _, c := range cases {
 		k, ok := kinds[strings.SplitN(c, "/", 2)[0]]
@@ -193,7 +202,7 @@ func build(k kind, dir string, native bool) (string, error) {
 		flags = append(flags, "-march=native")
 	}
 	cc := driver.DefaultCC(flags...)
-	if err := driver.BuildLibrary(ctx, prog, k.name, dir, cc, ""); err != nil {
+	if err := driver.BuildLibrary(ctx, prog, k.name, dir, cc, filepath.Join(dir, k.name+"-generated.c")); err != nil {
 		return "", err
 	}
 	for _, name := range []string{k.harness, "timing.h"} {
