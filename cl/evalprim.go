@@ -263,6 +263,17 @@ func tensorOperation(name string, pos Pos, t *types.Type) op {
 			out.Elems[k] = e
 			return out, nil
 		}
+	case "$setAt":
+		return func(x []Value) (Value, error) {
+			v := x[0].(*Tensor)
+			k, err := flatIndex(pos, x[1], v)
+			if err != nil {
+				return nil, err
+			}
+			out := &Tensor{Shape: v.Shape, Elems: append([]Value(nil), v.Elems...)}
+			out.Elems[k] = x[2]
+			return out, nil
+		}
 	}
 	return nil
 }

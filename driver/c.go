@@ -30,6 +30,9 @@ func EmitC(prog *ir.Program, opts cemit.Options) (out *cemit.Output, err error) 
 type CC struct {
 	Cmd   string
 	Flags []string
+	// Threads makes code whose outer loops run on OpenMP threads
+	// (cemit.Options.Threads), compiled with -fopenmp.
+	Threads bool
 }
 
 // DefaultCC returns the C compiler from the environment, with the given
@@ -63,6 +66,9 @@ func (e *CompileError) Error() string {
 func (cc CC) CompileC(ctx context.Context, src, out string, extra ...string) (warnings string, err error) {
 	args := append([]string{"-std=c11", "-Wall", "-Wextra"}, cc.Flags...)
 	args = append(args, extra...)
+	if cc.Threads {
+		args = append(args, "-fopenmp")
+	}
 	args = append(args, "-o", out, src, "-lm")
 	cmd := exec.CommandContext(ctx, cc.Cmd, args...)
 	var buf bytes.Buffer
@@ -79,7 +85,9 @@ func (cc CC) CompileC(ctx context.Context, src, out string, extra ...string) (wa
 
 // BuildC compiles prog (optimised) into an executable in dir and returns its path.
 func BuildC(ctx context.Context, prog *ir.Program, cc CC, dir string) (string, error) {
-	out, err := EmitC(prog, cemitOptions())
+	opts := cemitOptions()
+	opts.Threads = cc.Threads
+	out, err := EmitC(prog, opts)
 	if err != nil {
 		return "", err
 	}

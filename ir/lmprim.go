@@ -59,6 +59,8 @@ var lmTable = []*Prim{
 		Doc: "($addTo acc x): acc + x, adding into acc in place (acc must not be used again)"},
 	{Name: "$addAt", Arity: 3, Check: checkAddAt, InPlace: true,
 		Doc: "($addAt acc i x): acc with x added to element i, in place (acc must not be used again)"},
+	{Name: "$setAt", Arity: 3, Check: checkSetAt, InPlace: true,
+		Doc: "($setAt acc i x): acc with element i replaced by x, in place (acc must not be used again)"},
 	{Name: "$ifold", Arity: 3, Check: checkIFold, Lams: []int{2},
 		Doc: "($ifold n s (lam (s_i : Tuple S Integer) e)): s updated by e for i = 0 .. n-1"},
 	{Name: "$ifoldr", Arity: 3, Check: checkIFold, Lams: []int{2},
@@ -262,6 +264,13 @@ func checkAddTo(p []*types.Type) (*types.Type, string) {
 func checkAddAt(p []*types.Type) (*types.Type, string) {
 	if p[0].Kind != types.Tensor || !p[1].Equal(types.IndexType(p[0].Rank)) || !p[2].Equal(p[0].Elem) {
 		return nil, "$addAt: expected a tensor, an index and an element, got " + describeParts(p)
+	}
+	return p[0], ""
+}
+
+func checkSetAt(p []*types.Type) (*types.Type, string) {
+	if p[0].Kind != types.Tensor || !p[1].Equal(types.IndexType(p[0].Rank)) || !p[2].Equal(p[0].Elem) {
+		return nil, "$setAt: expected a tensor, an index and an element, got " + describeParts(p)
 	}
 	return p[0], ""
 }

@@ -220,6 +220,11 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 			if isZero(l1) || isZero(l2) {
 				return acc
 			}
+			if ix, ok := isLMCall(l2, "lmIndex"); ok {
+				// l1 ∘ (index i): reverse-apply l1 into element i of acc
+				// itself, with no zero temporary to add in.
+				return s.accAt(p, acc, ix.Args[0], func(slot ir.Expr) ir.Expr { return s.accR(l1, r, slot) })
+			}
 			if k, ok := projection(l2); ok {
 				// l1 ∘ (the projection to field k): add into field k only.
 				parts := make([]*ir.Var, len(acc.Type().Elems))
@@ -265,7 +270,7 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 		case "lmBuildT":
 			lam := a[1].(*ir.Lam)
 			return s.loop(p, a[0], lam, acc, func(i ir.Expr, st ir.Expr) ir.Expr {
-				return ir.MkPrim(p, "$addAt", st, i, s.apR(r, lam.Body))
+				return s.accAt(p, st, i, func(slot ir.Expr) ir.Expr { return s.accR(lam.Body, r, slot) })
 			})
 		case "lmIndex":
 			return ir.MkPrim(p, "$addAt", acc, a[0], r)
@@ -282,6 +287,20 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 	}
 	fail(p, "internal: %s is not a linear map", ir.FormatExpr(m))
 	return nil
+}
+
+// accAt returns acc with its element i updated by update, in place: the
+// element is read, updated (a tensor element in place, being part of acc),
+// and stored back ($setAt), which is acc + (deltaVec i x) for
+// x = update(0), since update adds into its argument. It replaces
+// ($addAt acc i update(ts_zero)), which would fill and add a temporary the
+// size of the element.
+func (s *sem) accAt(p ir.Pos, acc, i ir.Expr, update func(slot ir.Expr) ir.Expr) ir.Expr {
+	b := &binder{ns: s.ns}
+	iv := b.atom(i)
+	slot := b.atom(ir.MkPrim(p, "index", iv, acc))
+	x := b.atom(update(slot))
+	return b.wrap(ir.MkPrim(p, "$setAt", acc, iv, x))
 }
 
 // loop builds ($ifold n acc (lam (st_i) body)) over the index space of

@@ -233,7 +233,7 @@ func runLoaded(t *testing.T, backend string, prog *ir.Program) result {
 	var err error
 	switch backend {
 	case "c":
-		exe, err = buildC(ctx, t, prog, dir)
+		exe, err = buildC(ctx, t, prog, dir, false)
 	case "go":
 		exe, err = driver.BuildGo(ctx, prog, dir)
 	}

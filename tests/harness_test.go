@@ -86,7 +86,9 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	var exe string
 	switch backend {
 	case "c":
-		exe, err = buildC(ctx, t, prog, dir)
+		exe, err = buildC(ctx, t, prog, dir, false)
+	case "c-threads":
+		exe, err = buildC(ctx, t, prog, dir, true)
 	case "go":
 		exe, err = driver.BuildGo(ctx, prog, dir)
 	}
@@ -96,7 +98,8 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Env = append(os.Environ(), "ASAN_OPTIONS=detect_leaks=0:abort_on_error=0", "UBSAN_OPTIONS=print_stacktrace=1")
+	cmd.Env = append(os.Environ(), "ASAN_OPTIONS=detect_leaks=0:abort_on_error=0", "UBSAN_OPTIONS=print_stacktrace=1",
+		"OMP_NUM_THREADS=3") // c-threads: more threads than cores, splitting loops unevenly
 	err = cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -107,10 +110,11 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	return result{stdout.String(), stderr.String(), code}
 }
 
-// buildC emits and compiles C, failing the test on any compiler warning.
-func buildC(ctx context.Context, t *testing.T, prog *ir.Program, dir string) (string, error) {
+// buildC emits and compiles C, with parallel loops if threads, failing the
+// test on any compiler warning.
+func buildC(ctx context.Context, t *testing.T, prog *ir.Program, dir string, threads bool) (string, error) {
 	t.Helper()
-	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: true})
+	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: true, Threads: threads})
 	if err != nil {
 		return "", err
 	}
@@ -119,7 +123,9 @@ func buildC(ctx context.Context, t *testing.T, prog *ir.Program, dir string) (st
 		return "", err
 	}
 	exe := filepath.Join(dir, "prog")
-	warnings, err := testCC().CompileC(ctx, src, exe)
+	cc := testCC()
+	cc.Threads = threads
+	warnings, err := cc.CompileC(ctx, src, exe)
 	if err != nil {
 		return "", err
 	}

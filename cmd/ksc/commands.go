@@ -68,8 +68,11 @@ func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
 	var exe string
 	switch backend := c.String("backend"); backend {
 	case "c":
-		exe, err = driver.BuildC(c.Context, p, driver.DefaultCC("-O2"), dir)
+		exe, err = driver.BuildC(c.Context, p, cCompiler(c, "-O2"), dir)
 	case "go":
+		if c.Bool("threads") {
+			return usagef("--threads needs the C backend")
+		}
 		exe, err = driver.BuildGo(c.Context, p, dir)
 	default:
 		return usagef("unknown backend %q (want c or go)", backend)
@@ -289,7 +292,7 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 		return err
 	}
 	dir := filepath.Dir(out)
-	if err := driver.BuildLibrary(c.Context, p, name, dir, driver.DefaultCC("-O3"), c.String("emit-c")); err != nil {
+	if err := driver.BuildLibrary(c.Context, p, name, dir, cCompiler(c, "-O3"), c.String("emit-c")); err != nil {
 		return err
 	}
 	t.step("build")
@@ -319,4 +322,12 @@ func hasMain(prog *ir.Program) bool {
 // warner prints the optimiser's warnings as file:line:col: warning: ...
 func warner(w io.Writer) func(ir.Pos, string) {
 	return func(pos ir.Pos, msg string) { fmt.Fprintf(w, "%s: warning: %s\n", pos, msg) }
+}
+
+// cCompiler returns the C compiler with the given default optimisation
+// flags and the command's --threads.
+func cCompiler(c *cli.Context, opt string) driver.CC {
+	cc := driver.DefaultCC(opt)
+	cc.Threads = c.Bool("threads")
+	return cc
 }

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
 	cruntime "github.com/ksc-lang/ksc/runtime/c"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
@@ -38,6 +39,10 @@ type Options struct {
 	Main bool
 	// Library adds an exported entry point for every def (see Header).
 	Library bool
+	// Threads shares the iterations of outer loops among OpenMP threads
+	// where the result cannot depend on it (see parallel.go); the C must
+	// then be compiled with -fopenmp.
+	Threads bool
 }
 
 // Output is the generated code.
@@ -59,6 +64,8 @@ func Emit(prog *ir.Program, opts Options) (out *Output, err error) {
 		helpers:   map[string]string{},
 		fnNames:   map[*ir.Func]string{},
 		usedNames: map[string]bool{},
+		allocates: map[*ir.Func]bool{},
+		effects:   lower.ComputeEffects(prog),
 	}
 	var errs syntax.ErrorList
 	for _, f := range prog.Funcs {
@@ -99,6 +106,9 @@ type emitter struct {
 	fnNames   map[*ir.Func]string
 	usedNames map[string]bool
 	tmp       int
+
+	allocates map[*ir.Func]bool // funcAllocates's answers
+	effects   lower.Effects     // the functions that print
 }
 
 func (e *emitter) program(prog *ir.Program) *Output {

@@ -20,6 +20,7 @@ type fn struct {
 	f      *ir.Func
 	b      strings.Builder
 	indent int
+	depth  int // the number of loops around the code being emitted
 }
 
 func newFn(e *emitter, f *ir.Func) *fn { return &fn{e: e, f: f, indent: 1} }
@@ -272,7 +273,7 @@ func (f *fn) ifExpr(e *ir.If, sc *env) string {
 }
 
 // sub returns a generator for a nested block.
-func (f *fn) sub() *fn { return &fn{e: f.e, f: f.f, indent: f.indent + 1} }
+func (f *fn) sub() *fn { return &fn{e: f.e, f: f.f, indent: f.indent + 1, depth: f.depth} }
 
 // args compiles a call's arguments and returns the C arguments: the parts
 // of a tuple argument when the callee takes its fields separately.

@@ -19,7 +19,7 @@ var Structural = map[string]bool{
 	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
 	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
 	"$inline": true, "$copydown": true,
-	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
+	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
 	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
 }
@@ -63,31 +63,52 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		lam := e.Args[1].(*ir.Lam)
 		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
 		r, _ := f.newTensor(e.T, sizes, ps)
+		if f.parallel(e.T.Elem, lam, len(sizes)) {
+			f.parLoop(sizes[0], func(i string) {
+				x := f.apply(lam, i, sc)
+				f.line("%s.data[%s] = %s;", r, i, x)
+			})
+			return r
+		}
+		release := f.releaseAfter(e.T.Elem, lam.Body)
 		f.loop(len(sizes), sizes, func(idx, flat string) {
 			x := f.apply(lam, idx, sc)
 			f.line("%s.data[%s] = %s;", r, flat, x)
+			f.release(release)
 		})
 		return r
 	case "sumbuild":
 		lam := e.Args[1].(*ir.Lam)
 		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
 		f.line("if (%s) ks_fail(ctx, %s, \"sumbuild over an empty range\");", emptyTest(sizes), ps)
-		return f.reduce(e.T, sizes, ps, func(idx, flat string) string { return f.apply(lam, idx, sc) })
+		if (e.T.Kind == types.Float || e.T.Kind == types.Integer) && f.parallel(e.T, lam, len(sizes)) {
+			// The addends are computed in parallel, then added in order.
+			terms, _ := f.newTensor(types.TensorOf(1, e.T), sizes, ps)
+			f.parLoop(sizes[0], func(i string) {
+				x := f.apply(lam, i, sc)
+				f.line("%s.data[%s] = %s;", terms, i, x)
+			})
+			return f.reduce(e.T, sizes, ps, "", func(_, flat string) string { return terms + ".data[" + flat + "]" })
+		}
+		release := f.releaseAfter(e.T, lam.Body)
+		return f.reduce(e.T, sizes, ps, release, func(idx, flat string) string { return f.apply(lam, idx, sc) })
 	case "sum":
 		t := at(0)
 		v := f.atom(parts[0], t)
 		n := f.temp(count(v, t.Rank), types.IntegerType)
 		f.line("if (%s <= 0) ks_fail(ctx, %s, \"sum of an empty tensor\");", n, ps)
-		return f.reduce(e.T, []string{n}, ps, func(idx, flat string) string { return v + ".data[" + flat + "]" })
+		return f.reduce(e.T, []string{n}, ps, "", func(idx, flat string) string { return v + ".data[" + flat + "]" })
 	case "fold":
 		lam := e.Args[0].(*ir.Lam)
 		acc := f.fresh("acc")
 		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
 		v := f.atom(parts[2], at(2))
+		release := f.releaseAfter(e.T, lam.Body)
 		f.loop(1, []string{v + ".size"}, func(idx, flat string) {
 			arg := f.tupleLit(lam.Param.T, []string{acc, v + ".data[" + flat + "]"})
 			x := f.apply(lam, arg, sc)
 			f.line("%s = %s;", acc, x)
+			f.release(release)
 		})
 		return acc
 	case "map":
@@ -95,9 +116,11 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		t := at(1)
 		v := f.atom(parts[1], t)
 		r, _ := f.newTensor(e.T, sizesOf(v, t.Rank), ps)
+		release := f.releaseAfter(e.T.Elem, lam.Body)
 		f.loop(1, []string{count(v, t.Rank)}, func(idx, flat string) {
 			x := f.apply(lam, v+".data["+flat+"]", sc)
 			f.line("%s.data[%s] = %s;", r, flat, x)
+			f.release(release)
 		})
 		return r
 	case "map2":
@@ -108,10 +131,12 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 			f.line("ks_check_same_size(ctx, %s, %s, %s);", ps, s, sizesOf(b, t2.Rank)[d])
 		}
 		r, _ := f.newTensor(e.T, sizesOf(a, t1.Rank), ps)
+		release := f.releaseAfter(e.T.Elem, lam.Body)
 		f.loop(1, []string{count(a, t1.Rank)}, func(idx, flat string) {
 			arg := f.tupleLit(lam.Param.T, []string{a + ".data[" + flat + "]", b + ".data[" + flat + "]"})
 			x := f.apply(lam, arg, sc)
 			f.line("%s.data[%s] = %s;", r, flat, x)
+			f.release(release)
 		})
 		return r
 	case "constVec":
@@ -235,11 +260,19 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		slot := r + ".data[" + f.flatIndex(t.Rank, idx, r, ps) + "]"
 		f.addTo(slot, x, t.Elem, ps)
 		return r
+	case "$setAt":
+		t := at(0)
+		r := f.temp(parts[0], e.T)
+		idx := f.atom(parts[1], at(1))
+		x := f.atom(parts[2], at(2))
+		f.line("%s.data[%s] = %s;", r, f.flatIndex(t.Rank, idx, r, ps), x)
+		return r
 	case "$ifold", "$ifoldr":
 		lam := e.Args[2].(*ir.Lam)
 		n := f.atom(parts[0], at(0))
 		acc := f.fresh("acc")
 		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
+		release := f.releaseAfter(e.T, lam.Body)
 		i := f.fresh("i")
 		if p.Name == "$ifold" {
 			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
@@ -247,8 +280,11 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 			f.line("for (int64_t %s = %s - 1; %s >= 0; %s--) {", i, n, i, i)
 		}
 		f.indent++
+		f.depth++
 		x := f.apply(lam, f.tupleLit(lam.Param.T, []string{acc, i}), sc)
 		f.line("%s = %s;", acc, x)
+		f.release(release)
+		f.depth--
 		f.indent--
 		f.line("}")
 		return acc
@@ -390,6 +426,8 @@ func (f *fn) newTensor(t *types.Type, sizes []string, ps string) (string, string
 // loop emits loops over an index space, calling body inside them with the
 // index (of the index type) and the flat position.
 func (f *fn) loop(rank int, sizes []string, body func(idx, flat string)) {
+	f.depth++
+	defer func() { f.depth-- }()
 	if rank == 1 {
 		i := f.fresh("i")
 		f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, sizes[0], i)
@@ -420,17 +458,24 @@ func (f *fn) loop(rank int, sizes []string, body func(idx, flat string)) {
 }
 
 // reduce sums the values elem(idx, flat) over an index space known to be
-// non-empty, in order, and returns the sum.
-func (f *fn) reduce(t *types.Type, sizes []string, ps string, elem func(idx, flat string) string) string {
+// non-empty, in order, and returns the sum. release (from releaseAfter)
+// ends each iteration of a sum of scalars.
+func (f *fn) reduce(t *types.Type, sizes []string, ps, release string, elem func(idx, flat string) string) string {
 	acc := f.fresh("acc")
 	switch t.Kind {
 	case types.Float:
 		// -0.0 is the identity of addition: the sum of one -0.0 stays -0.0.
 		f.line("double %s = -0.0;", acc)
-		f.loop(len(sizes), sizes, func(idx, flat string) { f.line("%s += %s;", acc, elem(idx, flat)) })
+		f.loop(len(sizes), sizes, func(idx, flat string) {
+			f.line("%s += %s;", acc, elem(idx, flat))
+			f.release(release)
+		})
 	case types.Integer:
 		f.line("int64_t %s = 0;", acc)
-		f.loop(len(sizes), sizes, func(idx, flat string) { f.line("%s = ks_iadd(%s, %s);", acc, acc, elem(idx, flat)) })
+		f.loop(len(sizes), sizes, func(idx, flat string) {
+			f.line("%s = ks_iadd(%s, %s);", acc, acc, elem(idx, flat))
+			f.release(release)
+		})
 	default:
 		first := f.fresh("first")
 		f.line("%s %s;", f.e.ctype(t), acc)
@@ -443,6 +488,7 @@ func (f *fn) reduce(t *types.Type, sizes []string, ps string, elem func(idx, fla
 			f.line("} else {")
 			f.line("  %s(ctx, %s, &%s, %s);", f.e.helper("addto", t), ps, acc, x)
 			f.line("}")
+			f.release(release)
 		})
 	}
 	return acc
@@ -521,4 +567,12 @@ func (f *fn) check(e *ir.Call, parts []string, sc *env) string {
 	g := f.atom(f.apply(rev, f.tupleLit(rev.Param.T, []string{x, dt}), sc), rev.Body.Type())
 	d2 := f.temp(f.e.helper("tsdot", rev.Body.Type())+"(ctx, "+ps+", "+g+", "+dx+")", types.FloatType)
 	return f.temp(fmt.Sprintf("(fabs(%s) + fabs(%s) == 0.0 ? 0.0 : fabs(%s - %s) / (fabs(%s) + fabs(%s)))", d1, d2, d1, d2, d1, d2), types.FloatType)
+}
+
+// release emits the statement that ends a loop iteration which reuses the
+// arena (see releaseAfter), if any.
+func (f *fn) release(stmt string) {
+	if stmt != "" {
+		f.line("%s", stmt)
+	}
 }

@@ -20,7 +20,7 @@ var Structural = map[string]bool{
 	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
 	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
 	"$inline": true, "$copydown": true,
-	"ts_zero": true, "$addTo": true, "$addAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
+	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
 	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
 }
@@ -440,6 +440,12 @@ func (g *fn) prim(e *ir.Call, sc *env) val {
 		r := g.temp(parts[0], e.T)
 		flat := g.flatIndex(parts[1], r, t, e.P)
 		g.addInto(data(r, t).Index(flat.code), parts[2], t.Elem, e.P)
+		return r
+	case "$setAt":
+		t := at(0)
+		r := g.temp(parts[0], e.T)
+		flat := g.flatIndex(parts[1], r, t, e.P)
+		g.stmt(data(r, t).Index(flat.code).Op("=").Add(parts[2].code))
 		return r
 	case "$ifold", "$ifoldr":
 		lam := e.Args[2].(*ir.Lam)

@@ -18,6 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+/* Each iteration of a parallel loop calls setjmp (see ks_par below). The
+ * loop index is live across it but not changed between the setjmp and a
+ * longjmp, so gcc's -Wclobbered warning about it is wrong. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wclobbered"
+#endif
+#endif
 
 #if defined(__GNUC__)
 #define KS_UNUSED __attribute__((unused))
@@ -45,10 +54,13 @@ typedef struct ks_chunk {
 } ks_chunk;
 
 typedef struct ks_ctx {
-  ks_chunk *chunks; /* the current chunk first */
-  jmp_buf jmp;      /* where a runtime error returns to */
-  int code;         /* the error code of the last runtime error */
-  char err[1024];   /* its message */
+  ks_chunk *chunks;   /* the current chunk first */
+  ks_chunk *spare;    /* chunks released by ks_arena_release, for reuse */
+  jmp_buf jmp;        /* where a runtime error returns to */
+  int code;           /* the error code of the last runtime error */
+  char err[1024];     /* its message */
+  struct ks_ctx *sub; /* contexts of the threads of parallel loops */
+  int nsub;
 } ks_ctx;
 
 /* Error codes returned by library functions. */
@@ -74,6 +86,19 @@ static KS_UNUSED size_t ks_chunk_header(void) {
 static KS_UNUSED void *ks_alloc(ks_ctx *ctx, size_t bytes) {
   bytes = (bytes + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN;
   ks_chunk *c = ctx->chunks;
+  if ((c == NULL || c->size - c->used < bytes) && ctx->spare != NULL) {
+    /* Reuse a released chunk that is large enough. */
+    for (ks_chunk **s = &ctx->spare; *s != NULL; s = &(*s)->next) {
+      if ((*s)->size >= bytes) {
+        c = *s;
+        *s = c->next;
+        c->next = ctx->chunks;
+        c->used = 0;
+        ctx->chunks = c;
+        break;
+      }
+    }
+  }
   if (c == NULL || c->size - c->used < bytes) {
     size_t size = KS_CHUNK_MIN;
     if (c != NULL && c->size * 2 > size) size = c->size * 2;
@@ -100,32 +125,134 @@ static KS_UNUSED void *ks_alloc_array(ks_ctx *ctx, const char *pos, int64_t n, s
   return ks_alloc(ctx, (size_t)n * elem);
 }
 
-static KS_UNUSED void ks_ctx_init(ks_ctx *ctx) {
-  memset(ctx, 0, sizeof *ctx);
+/* A ks_mark is a point in the arena to return to: generated loops whose
+ * iterations leave nothing in the arena (their values hold no pointers)
+ * release what each iteration allocated, so the memory is reused. */
+typedef struct ks_mark {
+  ks_chunk *chunk;
+  size_t used;
+} ks_mark;
+
+static inline KS_UNUSED ks_mark ks_arena_mark(ks_ctx *ctx) {
+  ks_mark m = {ctx->chunks, ctx->chunks != NULL ? ctx->chunks->used : 0};
+  return m;
 }
 
-/* ks_ctx_reset releases all memory but the largest chunk, and empties that. */
-static KS_UNUSED void ks_ctx_reset(ks_ctx *ctx) {
-  ks_chunk *keep = ctx->chunks;
-  if (keep == NULL) return;
-  ks_chunk *c = keep->next;
+/* ks_arena_release_chunks moves the chunks allocated after keep to the
+ * spare list. */
+static KS_UNUSED void ks_arena_release_chunks(ks_ctx *ctx, ks_chunk *keep) {
+  while (ctx->chunks != NULL && ctx->chunks != keep) {
+    ks_chunk *c = ctx->chunks;
+    ctx->chunks = c->next;
+    c->next = ctx->spare;
+    ctx->spare = c;
+  }
+}
+
+/* ks_arena_release frees everything allocated since m was taken. */
+static inline KS_UNUSED void ks_arena_release(ks_ctx *ctx, ks_mark m) {
+  if (ctx->chunks != m.chunk) ks_arena_release_chunks(ctx, m.chunk);
+  if (m.chunk != NULL) m.chunk->used = m.used;
+}
+
+static KS_UNUSED void ks_free_chunks(ks_chunk *c) {
   while (c != NULL) {
     ks_chunk *next = c->next;
     free(c);
     c = next;
   }
+}
+
+static KS_UNUSED void ks_ctx_init(ks_ctx *ctx) {
+  memset(ctx, 0, sizeof *ctx);
+}
+
+/* ks_ctx_reset releases all memory but the current chunk, and empties that. */
+static KS_UNUSED void ks_ctx_reset(ks_ctx *ctx) {
+  for (int t = 0; t < ctx->nsub; t++) ks_ctx_reset(&ctx->sub[t]);
+  ks_free_chunks(ctx->spare);
+  ctx->spare = NULL;
+  ks_chunk *keep = ctx->chunks;
+  if (keep == NULL) return;
+  ks_free_chunks(keep->next);
   keep->next = NULL;
   keep->used = 0;
 }
 
 static KS_UNUSED void ks_ctx_destroy(ks_ctx *ctx) {
-  ks_chunk *c = ctx->chunks;
-  while (c != NULL) {
-    ks_chunk *next = c->next;
-    free(c);
-    c = next;
-  }
+  for (int t = 0; t < ctx->nsub; t++) ks_ctx_destroy(&ctx->sub[t]);
+  free(ctx->sub);
+  ctx->sub = NULL;
+  ctx->nsub = 0;
+  ks_free_chunks(ctx->chunks);
+  ks_free_chunks(ctx->spare);
   ctx->chunks = NULL;
+  ctx->spare = NULL;
+}
+
+/* Parallel loops (ksc --threads). The iterations of a loop whose values
+ * hold no pointers and whose body prints nothing are shared among OpenMP
+ * threads. Each thread runs its iterations with a context of its own
+ * (ctx->sub[thread]), whose arena it empties after each iteration, and
+ * which catches a runtime error of an iteration. After the loop the error
+ * of the first failing iteration, if any, is raised in the caller's
+ * context: the same error as the serial loop raises. Sums are added up
+ * after the loop, in order, so results do not depend on the threads. */
+typedef struct ks_par {
+  ks_ctx *parent;
+  int64_t failed; /* the first failing iteration, or -1 */
+  int code;
+  char err[1024];
+} ks_par;
+
+static KS_UNUSED void ks_par_begin(ks_ctx *ctx, ks_par *par) {
+  int n = 1;
+#ifdef _OPENMP
+  n = omp_get_max_threads();
+#endif
+  if (ctx->nsub < n) {
+    ks_ctx *sub = realloc(ctx->sub, (size_t)n * sizeof *sub);
+    if (sub == NULL) ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "out of memory starting threads");
+    for (int t = ctx->nsub; t < n; t++) memset(&sub[t], 0, sizeof sub[t]);
+    ctx->sub = sub;
+    ctx->nsub = n;
+  }
+  par->parent = ctx;
+  par->failed = -1;
+  par->code = KS_OK;
+  par->err[0] = 0;
+}
+
+/* ks_par_ctx returns the context of the calling thread. */
+static inline KS_UNUSED ks_ctx *ks_par_ctx(ks_par *par) {
+  int t = 0;
+#ifdef _OPENMP
+  t = omp_get_thread_num();
+#endif
+  return &par->parent->sub[t];
+}
+
+/* ks_par_fail records the runtime error of iteration i, raised in sub. */
+static KS_UNUSED void ks_par_fail(ks_par *par, int64_t i, ks_ctx *sub) {
+#ifdef _OPENMP
+#pragma omp critical(ks_par_fail)
+#endif
+  {
+    if (par->failed < 0 || i < par->failed) {
+      par->failed = i;
+      par->code = sub->code;
+      memcpy(par->err, sub->err, sizeof par->err);
+    }
+  }
+  ks_arena_release(sub, (ks_mark){NULL, 0});
+}
+
+/* ks_par_end raises the error of the first failing iteration, if any. */
+static KS_UNUSED void ks_par_end(ks_ctx *ctx, ks_par *par) {
+  if (par->failed < 0) return;
+  memcpy(ctx->err, par->err, sizeof ctx->err);
+  ctx->code = par->code;
+  longjmp(ctx->jmp, 1);
 }
 
 /* Integer arithmetic wraps around, as in Go. */
