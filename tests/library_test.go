@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,49 @@ import (
 // functions taking and returning vectors and tuples and checks results
 // and the error path.
 func TestLibrary(t *testing.T) {
+	out := runHost(t, "library", "model", "")
+	if !strings.HasSuffix(out, "ok\n") {
+		t.Errorf("host printed:\n%s", out)
+	}
+}
+
+// TestArenaReuse checks that loops reuse the memory of their iterations:
+// f of testdata/arena/loops.ks allocates a vector per row of its input,
+// and [rev f] three, so without reuse the context would grow with the
+// rows; with it, f keeps to one chunk of the arena and [rev f] to its
+// result (the gradient, as large as the input) and one chunk.
+func TestArenaReuse(t *testing.T) {
+	const rows, cols = 8000, 64
+	out := runHost(t, "arena", "loops", strconv.Itoa(rows))
+	bytes := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 {
+			bytes[f[0]], _ = strconv.Atoi(f[1])
+		}
+	}
+	const chunk = 1 << 20
+	input := rows * cols * 8
+	if got := bytes["f"]; got == 0 || got > chunk {
+		t.Errorf("f holds %d bytes after a call, want at most %d (host printed %q)", got, chunk, out)
+	}
+	// The gradient with respect to the rows is as large as the input; the
+	// arena's chunks double, so it may take up to twice that.
+	if got := bytes["rev"]; got == 0 || got > 2*input+chunk {
+		t.Errorf("[rev f] holds %d bytes after a call, want at most %d (host printed %q)", got, 2*input+chunk, out)
+	}
+}
+
+// runHost builds testdata/DIR/NAME.ks into libNAME.so with ksc build,
+// compiles testdata/DIR/host.c against it, runs it with the argument arg
+// (if any) and returns what it printed.
+func runHost(t *testing.T, dir, name, arg string) string {
+	t.Helper()
 	needCC(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	model := filepath.Join("testdata", "library", "model.ks")
-	prog, err := driver.Load([]string{model}, driver.Derived)
+	tmp := t.TempDir()
+	prog, err := driver.Load([]string{filepath.Join("testdata", dir, name+".ks")}, driver.Derived)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,33 +67,35 @@ func TestLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := driver.CC{Cmd: ccCmd(), Flags: []string{"-O2", "-Werror"}}
-	if err := driver.BuildLibrary(ctx, prog, "model", dir, cc, ""); err != nil {
+	if err := driver.BuildLibrary(ctx, prog, name, tmp, cc, ""); err != nil {
 		t.Fatal(err)
 	}
-	// The library exports only model_ symbols.
-	if out, err := exec.CommandContext(ctx, "nm", "-D", "--defined-only", filepath.Join(dir, "libmodel.so")).Output(); err == nil {
+	// The library exports only NAME_ symbols.
+	if out, err := exec.CommandContext(ctx, "nm", "-D", "--defined-only", filepath.Join(tmp, "lib"+name+".so")).Output(); err == nil {
 		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			f := strings.Fields(l)
-			if len(f) == 3 && (f[1] == "T" || f[1] == "D" || f[1] == "B") && !strings.HasPrefix(f[2], "model_") {
+			if len(f) == 3 && (f[1] == "T" || f[1] == "D" || f[1] == "B") && !strings.HasPrefix(f[2], name+"_") {
 				t.Errorf("the library exports %s", f[2])
 			}
 		}
 	}
-	host, err := filepath.Abs(filepath.Join("testdata", "library", "host.c"))
+	host, err := filepath.Abs(filepath.Join("testdata", dir, "host.c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := filepath.Join(dir, "host")
-	cmd := exec.CommandContext(ctx, ccCmd(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", dir, "-o", exe, host,
-		"-L", dir, "-lmodel", "-Wl,-rpath,"+dir, "-lm")
+	exe := filepath.Join(tmp, "host")
+	cmd := exec.CommandContext(ctx, ccCmd(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", tmp, "-o", exe, host,
+		"-L", tmp, "-l"+name, "-Wl,-rpath,"+tmp, "-lm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling host.c: %v\n%s", err, out)
 	}
-	out, err := exec.CommandContext(ctx, exe).CombinedOutput()
+	var args []string
+	if arg != "" {
+		args = append(args, arg)
+	}
+	out, err := exec.CommandContext(ctx, exe, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("host failed: %v\n%s", err, out)
 	}
-	if !strings.HasSuffix(string(out), "ok\n") {
-		t.Errorf("host printed:\n%s", out)
-	}
+	return string(out)
 }

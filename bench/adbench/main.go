@@ -7,7 +7,7 @@
 // [fwd f], and times the objective and the gradient. adbench prints the
 // results as a table and exits 1 if a check fails.
 //
-//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-keep DIR]
+//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-threads] [-rev lm|bog] [-keep DIR]
 //
 // -case names an input file without its extension, relative to -data;
 // without it every case of the standard set runs. -quick runs the small
@@ -92,6 +92,8 @@ func main() {
 	minTime := flag.Float64("min", 0.5, "seconds each timing lasts at least")
 	data := flag.String("data", "../shared/data/adbench", "the directory of the ADBench input files")
 	native := flag.Bool("march-native", false, "compile the library with -march=native")
+	rev := flag.String("rev", "lm", "how [rev f] is computed: lm or bog (ksc --rev)")
+	threads := flag.Bool("threads", false, "build the library with --threads (OpenMP outer loops, all cores)")
 	keep := flag.String("keep", "", "build in `DIR` and keep it (the generated C, the library and the harness), for profiling")
 	flag.Parse()
 	cases := standard
@@ -103,13 +105,20 @@ func main() {
 		*data = filepath.Join("bench", "adbench", "testdata")
 		*minTime = 0.01
 	}
-	if err := run(cases, *data, *minTime, *native, *keep); err != nil {
+	if err := run(cases, *data, *minTime, buildOptions{native: *native, threads: *threads, rev: *rev}, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "adbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cases []string, data string, minTime float64, native bool, keep string) error {
+// buildOptions are how the libraries are built.
+type buildOptions struct {
+	native  bool   // -march=native
+	threads bool   // ksc --threads
+	rev     string // ksc --rev
+}
+
+func run(cases []string, data string, minTime float64, opts buildOptions, keep string) error {
 	dir := keep
 	if keep == "" {
 		tmp, err := os.MkdirTemp("", "adbench-")
@@ -133,7 +142,7 @@ func run(cases []string, data string, minTime float64, native bool, keep string)
 			continue
 		}
 		start := time.Now()
-		exe, err := build(k, dir, native)
+		exe, err := build(k, dir, opts)
 		if err != nil {
 			return err
 		}
@@ -188,9 +197,9 @@ func checkResult(c string, r result) []string {
 }
 
 // build makes the library of a kind and compiles its harness against it.
-func build(k kind, dir string, native bool) (string, error) {
+func build(k kind, dir string, opts buildOptions) (string, error) {
 	ctx := context.Background()
-	prog, err := driver.LoadWith([]string{k.source}, driver.Derived, driver.Options{})
+	prog, err := driver.LoadWith([]string{k.source}, driver.Derived, driver.Options{Rev: opts.rev})
 	if err != nil {
 		return "", err
 	}
@@ -198,10 +207,11 @@ func build(k kind, dir string, native bool) (string, error) {
 		return "", err
 	}
 	flags := []string{"-O3"}
-	if native {
+	if opts.native {
 		flags = append(flags, "-march=native")
 	}
 	cc := driver.DefaultCC(flags...)
+	cc.Threads = opts.threads
 	if err := driver.BuildLibrary(ctx, prog, k.name, dir, cc, filepath.Join(dir, k.name+"-generated.c")); err != nil {
 		return "", err
 	}

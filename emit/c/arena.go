@@ -1,6 +1,9 @@
 package cemit
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/types"
 )
@@ -50,7 +53,8 @@ func (f *fn) releaseAfter(t *types.Type, bodies ...ir.Expr) string {
 }
 
 // storesPointer reports whether e may store a pointer into memory that
-// outlives it: a $setAt of a non-uniform element.
+// outlives it: a $setAt of a non-uniform element. (Loops with pointers in
+// their state check such stores as they run, below.)
 func storesPointer(e ir.Expr) bool {
 	found := false
 	ir.Inspect(e, func(x ir.Expr) bool {
@@ -100,4 +104,110 @@ func (e *emitter) funcAllocates(f *ir.Func) bool {
 	a := e.mayAllocate(f.Body)
 	e.allocates[f] = a
 	return a
+}
+
+// Loops whose state holds pointers.
+//
+// The state of a loop in derived code is mostly accumulators: vectors
+// updated in place, so an iteration hands on the same memory it was given
+// and everything else it allocated is garbage. Whether that holds is
+// checked as the loop runs: the iteration releases its memory when the
+// new state's pointers (those reachable through tuples, see pointerPaths)
+// equal the old state's, and no $setAt in it stored a different pointer
+// into existing memory (ctx->escaped). Otherwise the memory is kept, and
+// the mark moves past it.
+
+// A stateRelease is the arena reuse of one such loop.
+type stateRelease struct {
+	mark  string   // the ks_mark variable
+	paths []string // pointerPaths of the state type
+	saved string   // ctx->escaped of the enclosing code, during an iteration
+}
+
+// beginStateRelease starts arena reuse for a loop with state of type t
+// computed by body, or returns nil when it cannot or need not.
+func (f *fn) beginStateRelease(t *types.Type, body ir.Expr) *stateRelease {
+	if t.IsUniform() || !f.e.mayAllocate(body) {
+		return nil
+	}
+	paths, ok := pointerPaths(t)
+	if !ok {
+		return nil
+	}
+	sr := &stateRelease{mark: f.fresh("mark"), paths: paths}
+	f.line("ks_mark %s = ks_arena_mark(ctx);", sr.mark)
+	return sr
+}
+
+// iterStart begins an iteration.
+func (f *fn) iterStart(sr *stateRelease) {
+	if sr == nil {
+		return
+	}
+	sr.saved = f.fresh("escaped")
+	f.line("bool %s = ctx->escaped;", sr.saved)
+	f.line("ctx->escaped = false;")
+}
+
+// iterEnd ends an iteration whose new state is x, assigning it to acc.
+func (f *fn) iterEnd(sr *stateRelease, acc, x string, t *types.Type) {
+	if sr == nil {
+		f.line("%s = %s;", acc, x)
+		return
+	}
+	x = f.atom(x, t)
+	same := make([]string, len(sr.paths))
+	for i, p := range sr.paths {
+		same[i] = acc + p + " == " + x + p
+	}
+	f.line("if (!ctx->escaped && %s) {", strings.Join(same, " && "))
+	f.line("  ks_arena_release(ctx, %s);", sr.mark)
+	f.line("} else {")
+	f.line("  %s = ks_arena_mark(ctx);", sr.mark)
+	f.line("}")
+	f.line("ctx->escaped = ctx->escaped || %s;", sr.saved)
+	f.line("%s = %s;", acc, x)
+}
+
+// pointerPaths returns the C field paths (".f0.data") of the pointers in a
+// value of type t that are reachable through tuples, for types built of
+// tuples, scalars and tensors only.
+func pointerPaths(t *types.Type) ([]string, bool) {
+	switch t.Kind {
+	case types.Tensor:
+		return []string{".data"}, true
+	case types.Tuple:
+		var out []string
+		for i, e := range t.Elems {
+			ps, ok := pointerPaths(e)
+			if !ok {
+				return nil, false
+			}
+			for _, p := range ps {
+				out = append(out, ".f"+strconv.Itoa(i)+p)
+			}
+		}
+		return out, true
+	case types.Integer, types.Float, types.Bool, types.String:
+		return nil, true
+	}
+	return nil, false
+}
+
+// escapeCheck returns the statement by which $setAt, storing x over the
+// element slot, tells the enclosing loops that it stored a pointer they
+// do not know about ("" for uniform elements).
+func escapeCheck(slot, x string, t *types.Type) string {
+	if t.IsUniform() {
+		return ""
+	}
+	paths, ok := pointerPaths(t)
+	if !ok {
+		return "ctx->escaped = true;"
+	}
+	diff := make([]string, len(paths))
+	for i, p := range paths {
+		diff[i] = slot + p + " != " + x + p
+	}
+	return "if (" + strings.Join(diff, " || ") + ") ctx->escaped = true;"
 }

@@ -67,6 +67,9 @@ func Emit(prog *ir.Program, opts Options) (out *Output, err error) {
 		allocates: map[*ir.Func]bool{},
 		effects:   lower.ComputeEffects(prog),
 	}
+	if opts.Threads {
+		e.repeated = repeatedFuncs(prog)
+	}
 	var errs syntax.ErrorList
 	for _, f := range prog.Funcs {
 		if f.Body == nil && f.Prim == nil && f.Kind != ir.EdefFunc {
@@ -109,6 +112,7 @@ type emitter struct {
 
 	allocates map[*ir.Func]bool // funcAllocates's answers
 	effects   lower.Effects     // the functions that print
+	repeated  map[*ir.Func]bool // repeatedFuncs (Threads only)
 }
 
 func (e *emitter) program(prog *ir.Program) *Output {

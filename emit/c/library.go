@@ -90,6 +90,8 @@ KS_EXPORT void %[1]s_ctx_reset(%[1]s_ctx *ctx) {
   ks_ctx_reset(&ctx->rt);
   ctx->rt.err[0] = 0;
 }
+
+KS_EXPORT size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx) { return ks_ctx_bytes(&ctx->rt); }
 `, p)
 
 	var decls strings.Builder
@@ -146,6 +148,7 @@ KS_EXPORT %s {
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -163,6 +166,8 @@ void %[1]s_ctx_free(%[1]s_ctx *ctx);
 const char *%[1]s_ctx_error(%[1]s_ctx *ctx);
 /* %[1]s_ctx_reset releases the results returned so far. */
 void %[1]s_ctx_reset(%[1]s_ctx *ctx);
+/* %[1]s_ctx_bytes returns the bytes of memory the context holds. */
+size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx);
 
 /* Types. */
 %[3]s

@@ -19,13 +19,19 @@ import (
 // addends, then adds them in order, so its value does not depend on the
 // number of threads.
 //
-// Loops inside a parallel iteration (in the function itself or in the
-// functions it calls) run serially: OpenMP does not start nested teams.
+// Only loops that run once per call of a function called from outside (the
+// program's main or a library's caller) are worth a team of threads: a
+// function called inside a loop body, from such a function, or
+// recursively, keeps its loops serial (OpenMP would start no threads for
+// them but would still pay for a parallel region at every call).
 
 // parallel reports whether a loop of the given rank whose iterations
 // produce values of type t by lam may run in parallel.
 func (f *fn) parallel(t *types.Type, lam *ir.Lam, rank int) bool {
-	return f.e.opts.Threads && f.depth == 0 && rank == 1 && t.IsUniform() &&
+	if !f.e.opts.Threads || f.e.repeated[f.f] {
+		return false
+	}
+	return f.depth == 0 && rank == 1 && t.IsUniform() &&
 		!lower.HasEffect(lam.Body, f.e.effects) && !storesPointer(lam.Body)
 }
 
@@ -52,4 +58,70 @@ func (f *fn) parLoop(n string, body func(i string)) {
 	f.indent--
 	f.line("}")
 	f.line("ks_par_end(ctx, &%s);", par)
+}
+
+// repeatedFuncs returns the functions that may be called many times per
+// call from outside: from loop bodies, from functions so called, and
+// recursive functions with what they call.
+func repeatedFuncs(prog *ir.Program) map[*ir.Func]bool {
+	callees := func(e ir.Expr, visit func(*ir.Func)) {
+		ir.Inspect(e, func(x ir.Expr) bool {
+			if c, ok := x.(*ir.Call); ok && c.Fn != nil {
+				visit(c.Fn)
+			}
+			return true
+		})
+	}
+	rep := map[*ir.Func]bool{}
+	var work []*ir.Func
+	mark := func(g *ir.Func) {
+		if !rep[g] {
+			rep[g] = true
+			work = append(work, g)
+		}
+	}
+	for _, f := range prog.Funcs {
+		if f.Body == nil {
+			continue
+		}
+		ir.Inspect(f.Body, func(x ir.Expr) bool {
+			if lam, ok := x.(*ir.Lam); ok {
+				callees(lam.Body, mark)
+				return false
+			}
+			return true
+		})
+		if reaches(f, f) {
+			mark(f)
+		}
+	}
+	for len(work) > 0 {
+		g := work[len(work)-1]
+		work = work[:len(work)-1]
+		if g.Body != nil {
+			callees(g.Body, mark)
+		}
+	}
+	return rep
+}
+
+// reaches reports whether from calls to, directly or through other calls.
+func reaches(from, to *ir.Func) bool {
+	seen := map[*ir.Func]bool{}
+	var walk func(f *ir.Func) bool
+	walk = func(f *ir.Func) bool {
+		if f.Body == nil || seen[f] {
+			return false
+		}
+		seen[f] = true
+		found := false
+		ir.Inspect(f.Body, func(x ir.Expr) bool {
+			if c, ok := x.(*ir.Call); ok && c.Fn != nil && (c.Fn == to || walk(c.Fn)) {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	return walk(from)
 }

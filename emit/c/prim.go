@@ -104,10 +104,11 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
 		v := f.atom(parts[2], at(2))
 		release := f.releaseAfter(e.T, lam.Body)
+		sr := f.beginStateRelease(e.T, lam.Body)
 		f.loop(1, []string{v + ".size"}, func(idx, flat string) {
-			arg := f.tupleLit(lam.Param.T, []string{acc, v + ".data[" + flat + "]"})
-			x := f.apply(lam, arg, sc)
-			f.line("%s = %s;", acc, x)
+			f.iterStart(sr)
+			x := f.applyTuple(lam, []string{acc, v + ".data[" + flat + "]"}, sc)
+			f.iterEnd(sr, acc, x, e.T)
 			f.release(release)
 		})
 		return acc
@@ -133,8 +134,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		r, _ := f.newTensor(e.T, sizesOf(a, t1.Rank), ps)
 		release := f.releaseAfter(e.T.Elem, lam.Body)
 		f.loop(1, []string{count(a, t1.Rank)}, func(idx, flat string) {
-			arg := f.tupleLit(lam.Param.T, []string{a + ".data[" + flat + "]", b + ".data[" + flat + "]"})
-			x := f.apply(lam, arg, sc)
+			x := f.applyTuple(lam, []string{a + ".data[" + flat + "]", b + ".data[" + flat + "]"}, sc)
 			f.line("%s.data[%s] = %s;", r, flat, x)
 			f.release(release)
 		})
@@ -265,7 +265,11 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		r := f.temp(parts[0], e.T)
 		idx := f.atom(parts[1], at(1))
 		x := f.atom(parts[2], at(2))
-		f.line("%s.data[%s] = %s;", r, f.flatIndex(t.Rank, idx, r, ps), x)
+		slot := r + ".data[" + f.flatIndex(t.Rank, idx, r, ps) + "]"
+		if chk := escapeCheck(slot, x, t.Elem); chk != "" {
+			f.line("%s", chk)
+		}
+		f.line("%s = %s;", slot, x)
 		return r
 	case "$ifold", "$ifoldr":
 		lam := e.Args[2].(*ir.Lam)
@@ -273,6 +277,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		acc := f.fresh("acc")
 		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
 		release := f.releaseAfter(e.T, lam.Body)
+		sr := f.beginStateRelease(e.T, lam.Body)
 		i := f.fresh("i")
 		if p.Name == "$ifold" {
 			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
@@ -281,8 +286,9 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		}
 		f.indent++
 		f.depth++
-		x := f.apply(lam, f.tupleLit(lam.Param.T, []string{acc, i}), sc)
-		f.line("%s = %s;", acc, x)
+		f.iterStart(sr)
+		x := f.applyTuple(lam, []string{acc, i}, sc)
+		f.iterEnd(sr, acc, x, e.T)
 		f.release(release)
 		f.depth--
 		f.indent--
@@ -296,8 +302,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		r, _ := f.newTensor(e.T, []string{v + ".size"}, ps)
 		f.loop(1, []string{v + ".size"}, func(_, i string) {
 			f.line("%s.data[%s] = %s;", r, i, acc)
-			arg := f.tupleLit(lam.Param.T, []string{acc, v + ".data[" + i + "]"})
-			x := f.apply(lam, arg, sc)
+			x := f.applyTuple(lam, []string{acc, v + ".data[" + i + "]"}, sc)
 			f.line("%s = %s;", acc, x)
 		})
 		return r
@@ -363,6 +368,29 @@ func (f *fn) apply(lam *ir.Lam, arg string, sc *env) string {
 		f.line("(void)%s;", name)
 	}
 	return f.expr(lam.Body, sc.push(lam.Param.Name, name))
+}
+
+// applyTuple is apply with a tuple argument given by its fields. A lambda
+// that only takes its parameter apart, (lam (p : Tuple A B) (let ((a b) p)
+// e)), gets the fields bound directly, without the tuple: loops pass their
+// state this way, and a C compiler keeps such scalars in registers more
+// readily than the fields of a struct.
+func (f *fn) applyTuple(lam *ir.Lam, fields []string, sc *env) string {
+	let, ok := lam.Body.(*ir.Let)
+	if ok && let.Pattern && len(let.Vars) == len(fields) && !ir.Occurs(lam.Param.Name, let.Body) {
+		if v, isVar := let.Rhs.(*ir.Var); isVar && v.Name == lam.Param.Name {
+			for i, x := range let.Vars {
+				name := f.fresh(x.Name)
+				f.line("%s %s = %s;", f.e.ctype(x.T), name, fields[i])
+				if !ir.Occurs(x.Name, let.Body) {
+					f.line("(void)%s;", name)
+				}
+				sc = sc.push(x.Name, name)
+			}
+			return f.expr(let.Body, sc)
+		}
+	}
+	return f.apply(lam, f.tupleLit(lam.Param.T, fields), sc)
 }
 
 // sizes returns the sizes of an index space as C expressions, from a size
@@ -524,8 +552,10 @@ func (f *fn) checkIndex(idx string, t *types.Type, sizes []string, ps string) st
 	for d := range sizes {
 		comps[d] = fmt.Sprintf("%s.f%d", idx, d)
 	}
-	return fmt.Sprintf("ks_check_index_n(ctx, %s, %d, (int64_t[]){%s}, (int64_t[]){%s})", ps, len(sizes),
-		strings.Join(comps, ", "), strings.Join(sizes, ", "))
+	// The test is inline; the function that reports the error is called
+	// only when it fails.
+	return fmt.Sprintf("if (!(%s)) ks_check_index_n(ctx, %s, %d, (int64_t[]){%s}, (int64_t[]){%s})",
+		inRange(idx, sizes, t), ps, len(sizes), strings.Join(comps, ", "), strings.Join(sizes, ", "))
 }
 
 // flatOf returns the row-major flat position of idx in a tensor of the given sizes.

@@ -61,6 +61,7 @@ typedef struct ks_ctx {
   char err[1024];     /* its message */
   struct ks_ctx *sub; /* contexts of the threads of parallel loops */
   int nsub;
+  bool escaped; /* a $setAt stored a new pointer (see the C backend's arena.go) */
 } ks_ctx;
 
 /* Error codes returned by library functions. */
@@ -167,9 +168,16 @@ static KS_UNUSED void ks_ctx_init(ks_ctx *ctx) {
   memset(ctx, 0, sizeof *ctx);
 }
 
-/* ks_ctx_reset releases all memory but the current chunk, and empties that. */
+/* ks_ctx_reset releases all memory but one chunk (the current one, or else
+ * a released one), and empties that, so the next call need not ask the
+ * system for memory again. */
 static KS_UNUSED void ks_ctx_reset(ks_ctx *ctx) {
   for (int t = 0; t < ctx->nsub; t++) ks_ctx_reset(&ctx->sub[t]);
+  if (ctx->chunks == NULL && ctx->spare != NULL) {
+    ctx->chunks = ctx->spare;
+    ctx->spare = ctx->spare->next;
+    ctx->chunks->next = NULL;
+  }
   ks_free_chunks(ctx->spare);
   ctx->spare = NULL;
   ks_chunk *keep = ctx->chunks;
@@ -188,6 +196,15 @@ static KS_UNUSED void ks_ctx_destroy(ks_ctx *ctx) {
   ks_free_chunks(ctx->spare);
   ctx->chunks = NULL;
   ctx->spare = NULL;
+}
+
+/* ks_ctx_bytes returns the bytes of memory the context holds. */
+static KS_UNUSED size_t ks_ctx_bytes(const ks_ctx *ctx) {
+  size_t n = 0;
+  for (const ks_chunk *c = ctx->chunks; c != NULL; c = c->next) n += c->size;
+  for (const ks_chunk *c = ctx->spare; c != NULL; c = c->next) n += c->size;
+  for (int t = 0; t < ctx->nsub; t++) n += ks_ctx_bytes(&ctx->sub[t]);
+  return n;
 }
 
 /* Parallel loops (ksc --threads). The iterations of a loop whose values

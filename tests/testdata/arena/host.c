@@ -1,0 +1,31 @@
+/* Calls f and [rev f] of loops.ks on n rows of 64 and prints the memory
+ * the context holds after each call, in bytes: "f BYTES" and "rev BYTES". */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "loops.h"
+
+int main(int argc, char **argv) {
+  int64_t n = argc > 1 ? atoll(argv[1]) : 1000, d = 64;
+  loops_vec_vec_f64 x = {n, malloc((size_t)n * sizeof(loops_vec_f64))};
+  double *data = malloc((size_t)(n * d) * sizeof(double));
+  double *mu = malloc((size_t)d * sizeof(double));
+  if (x.data == NULL || data == NULL || mu == NULL) return 2;
+  for (int64_t j = 0; j < d; j++) mu[j] = 0.01 * (double)j;
+  for (int64_t i = 0; i < n; i++) {
+    x.data[i] = (loops_vec_f64){d, data + i * d};
+    for (int64_t j = 0; j < d; j++) data[i * d + j] = 0.001 * (double)((i * 7 + j) % 13);
+  }
+  loops_vec_f64 m = {d, mu};
+  loops_ctx *ctx = loops_ctx_new();
+  double y;
+  if (loops_f(ctx, x, m, &y) != 0) return 3;
+  printf("f %zu\n", loops_ctx_bytes(ctx));
+  loops_ctx_free(ctx);
+  ctx = loops_ctx_new();
+  loops_tup2_vec_vec_f64_vec_f64 g;
+  if (loops_rev_f(ctx, (loops_tup2_vec_vec_f64_vec_f64){x, m}, 1.0, &g) != 0) return 4;
+  printf("rev %zu\n", loops_ctx_bytes(ctx));
+  loops_ctx_free(ctx);
+  return 0;
+}
