@@ -33,6 +33,11 @@ const (
 type Options struct {
 	// Rev is the strategy of [rev f]: "lm" (default) or "bog"; see derive.Options.
 	Rev string
+	// AD is "cps" to have the Go backend generate [rev f] and [sufrev f]
+	// by continuations from the primal definitions (goemit.Options.AD)
+	// instead of emitting the bodies derive made; "" otherwise. Only the
+	// Go backend has it.
+	AD string
 	// CheckIR runs the IR checker after every pass.
 	CheckIR bool
 	// Warn, if set, receives warnings of the optimiser.

@@ -88,7 +88,7 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	case "c":
 		exe, err = buildC(ctx, t, prog, dir)
 	case "go":
-		exe, err = driver.BuildGo(ctx, prog, dir)
+		exe, err = driver.BuildGoWith(ctx, prog, dir, opts)
 	}
 	if err != nil {
 		t.Fatalf("%s backend: %v", backend, err)

@@ -56,6 +56,10 @@ type Options struct {
 	// driver.BuildGo); "github.com/ksc-lang/ksc/runtime/go" makes code
 	// that can be type-checked inside this module.
 	Runtime string
+	// AD selects how [rev f] and [sufrev f] are made: "" uses the bodies
+	// that package derive made; "cps" generates them here by continuations
+	// from the primal definitions (cps.go).
+	AD string
 }
 
 // Emit generates a Go main package for prog, which must have been
@@ -76,6 +80,11 @@ func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	switch opts.AD {
+	case "", "cps":
+	default:
+		return nil, fmt.Errorf("goemit: unknown AD strategy %q", opts.AD)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if se, ok := r.(*syntax.Error); ok {
@@ -92,6 +101,8 @@ func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 		fnNames:   map[*ir.Func]string{},
 		usedNames: map[string]bool{},
 		templates: map[string][]tmplPart{},
+		cps: cpsState{prog: prog, names: map[*ir.Func]string{},
+			bodies: map[*ir.Func]ir.Expr{}, rules: map[string]ir.Expr{}},
 	}
 	return e.program(prog)
 }
@@ -107,6 +118,7 @@ type emitter struct {
 	usedNames map[string]bool
 	templates map[string][]tmplPart // parsed Go spellings of primitives
 	tmp       int
+	cps       cpsState // --ad=cps
 }
 
 // rt refers to a name of the runtime.
@@ -119,10 +131,19 @@ func (e *emitter) program(prog *ir.Program) ([]byte, error) {
 		if f.Prim != nil || f.Kind == ir.EdefFunc {
 			continue
 		}
-		funcs = append(funcs, e.function(f))
+		if e.opts.AD == "cps" && isCPSTarget(f) {
+			funcs = append(funcs, e.cpsRev(f))
+		} else {
+			funcs = append(funcs, e.function(f))
+		}
 		if len(f.Name.Derivs) == 0 && f.Name.Base == "main" && f.Arg.Equal(types.Unit) {
 			mainFn = f
 		}
+	}
+	for len(e.cps.queue) > 0 {
+		f := e.cps.queue[0]
+		e.cps.queue = e.cps.queue[1:]
+		funcs = append(funcs, e.cpsFunc(f))
 	}
 	if mainFn == nil {
 		panic(&syntax.Error{Msg: "the program has no (def main Integer () ...)"})
