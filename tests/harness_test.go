@@ -75,7 +75,7 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev})
+	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev, AD: opts.AD})
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}

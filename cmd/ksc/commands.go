@@ -20,7 +20,7 @@ import (
 // loadOptions returns the options of loading a program: the reverse-mode
 // strategy of --rev, which each command validates before loading.
 func loadOptions(c *cli.Context) driver.Options {
-	return driver.Options{Rev: c.String("rev")}
+	return driver.Options{Rev: c.String("rev"), AD: goOptions(c).AD}
 }
 
 // goOptions returns the options of the Go backend: --ad=cps.

@@ -230,20 +230,32 @@ func TestCPSReverseMode(t *testing.T) {
 (gdef sufrev [sqnorm (Vec Float)])
 (def main Integer ()
   (let (v (Vec_init 1.0 2.0 3.0))
-    (print ([rev sqnorm] v 1.0) " " ([sufrev sqnorm] v 0.5) "\n")))
+    (print ([rev sqnorm] v 1.0) " " ([sufrev sqnorm] v 0.5) " " ([fwd sqnorm] v (Vec_init 1.0 0.0 0.5)) "\n")))
 `)
 	out, errs, code := ksc(t, "run", "--backend", "go", "--ad", "cps", f)
-	if want := "[2, 4, 6] [1, 2, 3]\n"; code != 0 || out != want {
+	if want := "[2, 4, 6] [1, 2, 3] 5\n"; code != 0 || out != want {
 		t.Errorf("ksc run --backend go --ad cps: status %d, got %q, want %q; stderr %q", code, out, want, errs)
 	}
 	src, errs, code := ksc(t, "emit", "--stage", "go", "--ad=cps", f)
 	if code != 0 || !strings.Contains(src, "func cps_sqnorm(ctx *Ctx, x []float64, xc *[]float64, k func(float64, *float64))") ||
-		!strings.Contains(src, "[rev [sqnorm (Vec Float)]], by continuations") {
+		!strings.Contains(src, "[rev [sqnorm (Vec Float)]], by continuations") ||
+		!strings.Contains(src, "func dual_sqnorm(ctx *Ctx, x []float64, dx []float64) (float64, float64)") {
 		t.Errorf("ksc emit --stage go --ad=cps: status %d, stderr %q\n%s", code, errs, src)
 	}
 	_, errs, code = ksc(t, "run", "--backend", "c", "--ad", "cps", f)
 	if code != exitUsage || !strings.Contains(errs, "--ad=cps needs the Go backend") {
 		t.Errorf("ksc run --backend c --ad cps: status %d, stderr %q", code, errs)
+	}
+	// What the translation does not support is a positioned error.
+	bad := write(t, "sparse.ks", `
+(def spread (Vec Float) (x : Float)
+  (buildFromSparse 3 2 (lam (i : Integer) (tuple i (mul x (to_float i))))))
+(def main Integer ()
+  (print ([rev spread] 1.0 (Vec_init 1.0 1.0 1.0)) "\n"))
+`)
+	_, errs, code = ksc(t, "emit", "--stage", "go", "--ad", "cps", bad)
+	if code != exitProgram || !regexp.MustCompile(`sparse\.ks:3:3: --ad=cps: cannot differentiate buildFromSparse`).MatchString(errs) {
+		t.Errorf("ksc emit --stage go --ad cps with buildFromSparse: status %d, stderr %q", code, errs)
 	}
 }
 

@@ -56,9 +56,11 @@ type Options struct {
 	// driver.BuildGo); "github.com/ksc-lang/ksc/runtime/go" makes code
 	// that can be type-checked inside this module.
 	Runtime string
-	// AD selects how [rev f] and [sufrev f] are made: "" uses the bodies
-	// that package derive made; "cps" generates them here by continuations
-	// from the primal definitions (cps.go).
+	// AD selects how [rev f], [sufrev f] and [fwd f] are made: "" uses
+	// the bodies that package derive made; "cps" (for a program that
+	// derive handled with Options.Skip = Generates) generates them here from
+	// the primal definitions, reverse mode by continuations (cps.go) and
+	// forward mode by dual numbers (dual.go).
 	AD string
 }
 
@@ -73,7 +75,7 @@ type Options struct {
 func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 	var errs syntax.ErrorList
 	for _, f := range prog.Funcs {
-		if f.Body == nil && f.Prim == nil && f.Kind != ir.EdefFunc {
+		if f.Body == nil && f.Prim == nil && f.Kind != ir.EdefFunc && !(opts.AD == "cps" && Generates(f)) {
 			errs.Add(f.P, "%s has no definition", f.FullName())
 		}
 	}
@@ -101,7 +103,7 @@ func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 		fnNames:   map[*ir.Func]string{},
 		usedNames: map[string]bool{},
 		templates: map[string][]tmplPart{},
-		cps: cpsState{prog: prog, names: map[*ir.Func]string{},
+		cps: cpsState{prog: prog, names: map[*ir.Func]string{}, duals: map[*ir.Func]string{},
 			bodies: map[*ir.Func]ir.Expr{}, rules: map[string]ir.Expr{}},
 	}
 	return e.program(prog)
@@ -131,8 +133,8 @@ func (e *emitter) program(prog *ir.Program) ([]byte, error) {
 		if f.Prim != nil || f.Kind == ir.EdefFunc {
 			continue
 		}
-		if e.opts.AD == "cps" && isCPSTarget(f) {
-			funcs = append(funcs, e.cpsRev(f))
+		if e.opts.AD == "cps" && cpsTarget(f) != "" {
+			funcs = append(funcs, e.cpsTargetFunc(f))
 		} else {
 			funcs = append(funcs, e.function(f))
 		}
@@ -140,10 +142,8 @@ func (e *emitter) program(prog *ir.Program) ([]byte, error) {
 			mainFn = f
 		}
 	}
-	for len(e.cps.queue) > 0 {
-		f := e.cps.queue[0]
-		e.cps.queue = e.cps.queue[1:]
-		funcs = append(funcs, e.cpsFunc(f))
+	for f := e.pending(); f != nil; f = e.pending() {
+		funcs = append(funcs, f)
 	}
 	if mainFn == nil {
 		panic(&syntax.Error{Msg: "the program has no (def main Integer () ...)"})

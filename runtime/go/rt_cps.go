@@ -46,3 +46,23 @@ func accScaled(pos string, c reflect.Value, k float64, x reflect.Value) {
 		}
 	}
 }
+
+// Forward mode by dual numbers (ksc --ad=cps, see emit/go/dual.go).
+
+// ScaleTan returns k times the Floats of x as a tangent of type D (the
+// tangent type of x's type): ts_scale into the tangent space.
+func ScaleTan[D any](pos string, k float64, x any) D {
+	z := ZeroTan[D](x)
+	accScaled(pos, reflect.ValueOf(&z).Elem(), k, reflect.ValueOf(x))
+	return z
+}
+
+// SumTan returns the sum of the tangents xs, which is not empty: the
+// tangent of a sum.
+func SumTan[D any](pos string, xs []D) D {
+	r := Copy(xs[0])
+	for _, x := range xs[1:] {
+		r = AddTo(pos, r, x)
+	}
+	return r
+}
