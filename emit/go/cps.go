@@ -304,7 +304,7 @@ func (g *fn) contType(t *types.Type, p syntax.Pos) *jen.Statement {
 // function d: it calls the CPS version of f with a continuation that
 // puts the cotangent into the result's cell.
 func (e *emitter) cpsRev(d *ir.Func) jen.Code {
-	base := e.cps.prog.Lookup(ir.Name{Base: d.Name.Base}, d.BaseArg)
+	base := baseOf(e.cps.prog, d)
 	if base == nil {
 		cpsErr(d.P, "%s: no function %s to differentiate", d.FullName(), d.Name.Base)
 	}
@@ -325,6 +325,16 @@ func (e *emitter) cpsRev(d *ir.Func) jen.Code {
 			g.block(func() { g.accum(yc, jen.Id("dr"), t, d.P) })...)))
 	g.stmt(jen.Return(jen.Op("*").Id(xc)))
 	return comment.Func().Id(e.funcName(d)).Params(params...).Add(e.gotype(d.Result)).Block(g.stmts...)
+}
+
+// baseOf returns the function that derived function d derives from: the
+// one the type checker resolved (a def after an edef of the same
+// signature replaces it), or nil.
+func baseOf(prog *ir.Program, d *ir.Func) *ir.Func {
+	if d.Base != nil {
+		return d.Base
+	}
+	return prog.Lookup(ir.Name{Base: d.Name.Base}, d.BaseArg)
 }
 
 // handRev returns the hand-written [rev f] of f, or nil.

@@ -83,7 +83,7 @@ func (e *emitter) dualName(f *ir.Func, p syntax.Pos) string {
 
 // dualFwd returns the Go function of [fwd f] for the derived function d.
 func (e *emitter) dualFwd(d *ir.Func) jen.Code {
-	base := e.cps.prog.Lookup(ir.Name{Base: d.Name.Base}, d.BaseArg)
+	base := baseOf(e.cps.prog, d)
 	if base == nil {
 		cpsErr(d.P, "%s: no function %s to differentiate", d.FullName(), d.Name.Base)
 	}
