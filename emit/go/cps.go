@@ -590,7 +590,8 @@ func (g *fn) cpsPrim(e *ir.Call, sc scope, k func(dval)) {
 			vars[i] = &ir.Var{P: p, T: d.t, Name: fmt.Sprintf("x%d", i)}
 			args[i] = &ir.Var{P: p, T: d.t, Name: name}
 		}
-		r := g.atom(g.expr(&ir.Call{P: p, T: e.T, Prim: pr, Args: args}, in), e.T)
+		rv := g.declare("", e.T, g.expr(&ir.Call{P: p, T: e.T, Prim: pr, Args: args}, in), true)
+		r := atomOf(jen.Id(rv))
 		rc := g.newCell(e.T, r, p)
 		k(dval{v: r, cell: rc, t: e.T})
 		// The adjoints, by the derivative rules of the table.
@@ -598,7 +599,6 @@ func (g *fn) cpsPrim(e *ir.Call, sc scope, k func(dval)) {
 		for i := range ds {
 			rin = rin.push(fmt.Sprintf("x%d", i), in.lookup("$cps_x"+strconv.Itoa(i)))
 		}
-		rv := g.declare("", e.T, r, true)
 		rin = rin.push("r", rv)
 		for i, d := range ds {
 			if d.cell == "" || i >= len(pr.D) || pr.D[i] == "" {

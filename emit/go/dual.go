@@ -283,12 +283,13 @@ func (g *fn) dualPrim(e *ir.Call, sc scope) tval {
 		vars[i] = &ir.Var{P: p, T: d.t, Name: fmt.Sprintf("x%d", i)}
 		args[i] = &ir.Var{P: p, T: d.t, Name: name}
 	}
-	r := g.atom(g.expr(&ir.Call{P: p, T: e.T, Prim: pr, Args: args}, in), e.T)
+	rv := g.declare("", e.T, g.expr(&ir.Call{P: p, T: e.T, Prim: pr, Args: args}, in), true)
+	r := atomOf(jen.Id(rv))
 	rin := in
 	for i := range ds {
 		rin = rin.push(fmt.Sprintf("x%d", i), in.lookup("$cps_x"+strconv.Itoa(i)))
 	}
-	rin = rin.push("r", g.declare("", e.T, r, true))
+	rin = rin.push("r", rv)
 	dt := tangent(e.T, p)
 	sum := ""
 	for i, d := range ds {
