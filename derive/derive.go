@@ -34,6 +34,9 @@ type Options struct {
 	// Jacobian and the accumulating reverse mode [revacc f], "bog" through
 	// split reverse mode, [sufrevpass f] of [suffwdpass f].
 	Rev string
+	// Skip, if set, names derived functions to leave without a body: the
+	// backend makes them (the Go backend's --ad=cps).
+	Skip func(f *ir.Func) bool
 }
 
 // Derive fills in the body of every derived function of prog that has
@@ -54,7 +57,7 @@ func Derive(prog *ir.Program, opts Options) error {
 		n := len(prog.Funcs)
 		for i := 0; i < len(prog.Funcs); i++ {
 			f := prog.Funcs[i]
-			if f.Kind == ir.DerivedFunc && f.Body == nil && !d.split[f] {
+			if f.Kind == ir.DerivedFunc && f.Body == nil && !d.split[f] && (opts.Skip == nil || !opts.Skip(f)) {
 				d.generate(f)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 
 	"github.com/ksc-lang/ksc/derive"
+	goemit "github.com/ksc-lang/ksc/emit/go"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/optimise"
 	"github.com/ksc-lang/ksc/syntax"
@@ -33,6 +34,12 @@ const (
 type Options struct {
 	// Rev is the strategy of [rev f]: "lm" (default) or "bog"; see derive.Options.
 	Rev string
+	// AD is "cps" to have the Go backend generate [rev f] and [sufrev f]
+	// by continuations, and [fwd f] by dual numbers, from the primal
+	// definitions (goemit.Options.AD)
+	// instead of emitting the bodies derive made; "" otherwise. Only the
+	// Go backend has it.
+	AD string
 	// CheckIR runs the IR checker after every pass.
 	CheckIR bool
 	// Warn, if set, receives warnings of the optimiser.
@@ -158,7 +165,11 @@ func check(files []*syntax.File, stage Stage, opts Options) (prog *ir.Program, e
 	if err != nil || stage == Typed {
 		return prog, err
 	}
-	err = guard("derive", "", func() error { return derive.Derive(prog, derive.Options{Rev: opts.Rev}) })
+	dopts := derive.Options{Rev: opts.Rev}
+	if opts.AD == "cps" {
+		dopts.Skip = goemit.Generates
+	}
+	err = guard("derive", "", func() error { return derive.Derive(prog, dopts) })
 	return prog, err
 }
 

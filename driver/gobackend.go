@@ -17,9 +17,14 @@ import (
 // EmitGo generates Go for an optimised program: one file of package main
 // that expects the runtime's files (runtime/go) beside it.
 func EmitGo(prog *ir.Program) (src []byte, err error) {
+	return EmitGoWith(prog, Options{})
+}
+
+// EmitGoWith is EmitGo with options (opts.AD).
+func EmitGoWith(prog *ir.Program, opts Options) (src []byte, err error) {
 	err = guard("the Go backend", "", func() error {
 		var eerr error
-		src, eerr = goemit.Emit(prog, goemit.Options{})
+		src, eerr = goemit.Emit(prog, goemit.Options{AD: opts.AD})
 		return eerr
 	})
 	return src, err
@@ -49,7 +54,12 @@ func goTool() (string, error) {
 // runtime's files and a go.mod of module ksprog; go build runs there with
 // the default build cache, so that the runtime is compiled once.
 func BuildGo(ctx context.Context, prog *ir.Program, dir string) (exe string, err error) {
-	src, err := EmitGo(prog)
+	return BuildGoWith(ctx, prog, dir, Options{})
+}
+
+// BuildGoWith is BuildGo with options (opts.AD).
+func BuildGoWith(ctx context.Context, prog *ir.Program, dir string, opts Options) (exe string, err error) {
+	src, err := EmitGoWith(prog, opts)
 	if err != nil {
 		return "", err
 	}

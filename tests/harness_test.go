@@ -75,7 +75,7 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev})
+	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev, AD: opts.AD})
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -90,7 +90,7 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	case "c-threads":
 		exe, err = buildC(ctx, t, prog, dir, true)
 	case "go":
-		exe, err = driver.BuildGo(ctx, prog, dir)
+		exe, err = driver.BuildGoWith(ctx, prog, dir, opts)
 	}
 	if err != nil {
 		t.Fatalf("%s backend: %v", backend, err)

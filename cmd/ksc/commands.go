@@ -20,7 +20,32 @@ import (
 // loadOptions returns the options of loading a program: the reverse-mode
 // strategy of --rev, which each command validates before loading.
 func loadOptions(c *cli.Context) driver.Options {
-	return driver.Options{Rev: c.String("rev")}
+	return driver.Options{Rev: c.String("rev"), AD: goOptions(c).AD}
+}
+
+// goOptions returns the options of the Go backend: --ad=cps.
+func goOptions(c *cli.Context) driver.Options {
+	if c.String("ad") == "cps" {
+		return driver.Options{AD: "cps"}
+	}
+	return driver.Options{}
+}
+
+// checkAD reports a usage error for an unknown --ad, or for --ad=cps when
+// the program does not go to the Go backend (backend names what it goes
+// to: c, go, or a stage of ksc emit).
+func checkAD(c *cli.Context, backend string) error {
+	switch ad := c.String("ad"); ad {
+	case "", "derive":
+		return nil
+	case "cps":
+		if backend != "go" {
+			return usagef("--ad=cps needs the Go backend (ksc run/test --backend go, ksc emit --stage go), not %s", backend)
+		}
+		return nil
+	default:
+		return usagef("unknown AD strategy %q (want derive or cps)", ad)
+	}
 }
 
 // checkRev reports a usage error for an unknown --rev.
@@ -40,6 +65,13 @@ func compile(c *cli.Context, t *timer) (*ir.Program, error) {
 		return nil, err
 	}
 	if err := checkRev(c); err != nil {
+		return nil, err
+	}
+	backend := "c" // ksc build
+	if c.Command.Name != "build" {
+		backend = c.String("backend")
+	}
+	if err := checkAD(c, backend); err != nil {
 		return nil, err
 	}
 	prog, err := driver.LoadWith(paths, driver.Derived, loadOptions(c))
@@ -73,7 +105,7 @@ func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
 		if c.Bool("threads") {
 			return usagef("--threads needs the C backend")
 		}
-		exe, err = driver.BuildGo(c.Context, p, dir)
+		exe, err = driver.BuildGoWith(c.Context, p, dir, goOptions(c))
 	default:
 		return usagef("unknown backend %q (want c or go)", backend)
 	}
@@ -229,6 +261,13 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 	if err := checkRev(c); err != nil {
 		return err
 	}
+	target := "the " + stage + " stage"
+	if stage == "go" {
+		target = "go"
+	}
+	if err := checkAD(c, target); err != nil {
+		return err
+	}
 	prog, err := driver.LoadWith(paths, st, loadOptions(c))
 	if err != nil {
 		return err
@@ -267,7 +306,7 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 		}
 		io.WriteString(stdout, out.C)
 	case "go":
-		src, err := driver.EmitGo(prog)
+		src, err := driver.EmitGoWith(prog, goOptions(c))
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,12 @@ type Options struct {
 	// driver.BuildGo); "github.com/ksc-lang/ksc/runtime/go" makes code
 	// that can be type-checked inside this module.
 	Runtime string
+	// AD selects how [rev f], [sufrev f] and [fwd f] are made: "" uses
+	// the bodies that package derive made; "cps" (for a program that
+	// derive handled with Options.Skip = Generates) generates them here from
+	// the primal definitions, reverse mode by continuations (cps.go) and
+	// forward mode by dual numbers (dual.go).
+	AD string
 }
 
 // Emit generates a Go main package for prog, which must have been
@@ -69,12 +75,17 @@ type Options struct {
 func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 	var errs syntax.ErrorList
 	for _, f := range prog.Funcs {
-		if f.Body == nil && f.Prim == nil && f.Kind != ir.EdefFunc {
+		if f.Body == nil && f.Prim == nil && f.Kind != ir.EdefFunc && !(opts.AD == "cps" && Generates(f)) {
 			errs.Add(f.P, "%s has no definition", f.FullName())
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
+	}
+	switch opts.AD {
+	case "", "cps":
+	default:
+		return nil, fmt.Errorf("goemit: unknown AD strategy %q", opts.AD)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -92,6 +103,8 @@ func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 		fnNames:   map[*ir.Func]string{},
 		usedNames: map[string]bool{},
 		templates: map[string][]tmplPart{},
+		cps: cpsState{prog: prog, names: map[*ir.Func]string{}, duals: map[*ir.Func]string{},
+			bodies: map[*ir.Func]ir.Expr{}, rules: map[string]ir.Expr{}},
 	}
 	return e.program(prog)
 }
@@ -107,6 +120,7 @@ type emitter struct {
 	usedNames map[string]bool
 	templates map[string][]tmplPart // parsed Go spellings of primitives
 	tmp       int
+	cps       cpsState // --ad=cps
 }
 
 // rt refers to a name of the runtime.
@@ -119,10 +133,17 @@ func (e *emitter) program(prog *ir.Program) ([]byte, error) {
 		if f.Prim != nil || f.Kind == ir.EdefFunc {
 			continue
 		}
-		funcs = append(funcs, e.function(f))
+		if e.opts.AD == "cps" && cpsTarget(f) != "" {
+			funcs = append(funcs, e.cpsTargetFunc(f))
+		} else {
+			funcs = append(funcs, e.function(f))
+		}
 		if len(f.Name.Derivs) == 0 && f.Name.Base == "main" && f.Arg.Equal(types.Unit) {
 			mainFn = f
 		}
+	}
+	for f := e.pending(); f != nil; f = e.pending() {
+		funcs = append(funcs, f)
 	}
 	if mainFn == nil {
 		panic(&syntax.Error{Msg: "the program has no (def main Integer () ...)"})
