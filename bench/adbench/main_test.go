@@ -1,6 +1,12 @@
 package main
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+	cemit "github.com/ksc-lang/ksc/emit/c"
+)
 
 func TestCheckResult(t *testing.T) {
 	good := result{objective: -5396.0998384261393, fdError: 1e-8, adjointError: 1e-14}
@@ -22,4 +28,29 @@ func TestCheckResult(t *testing.T) {
 func nan() float64 {
 	zero := 0.0
 	return zero / zero
+}
+
+// BenchmarkCompile measures ksc's own time on each benchmark's source: the
+// front end, differentiation of the gdefs, the passes and C generation
+// (not the C compiler). Goal: under 100 ms for bench/gmm.ks.
+//
+//	go test ./bench/adbench -run '^$' -bench Compile
+func BenchmarkCompile(b *testing.B) {
+	for _, name := range []string{"gmm", "lstm"} {
+		k := kinds[name]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				prog, err := driver.LoadWith([]string{filepath.Join("..", "..", k.source)}, driver.Derived, driver.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := driver.Optimise(prog, driver.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := driver.EmitC(prog, cemit.Options{Prefix: k.name, Library: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -21,9 +21,15 @@ type fn struct {
 	b      strings.Builder
 	indent int
 	depth  int // the number of loops around the code being emitted
+
+	// Facts for leaving out index checks (bounds.go).
+	same, below map[string]string
+	fields      map[string][]string
 }
 
-func newFn(e *emitter, f *ir.Func) *fn { return &fn{e: e, f: f, indent: 1} }
+func newFn(e *emitter, f *ir.Func) *fn {
+	return &fn{e: e, f: f, indent: 1, same: map[string]string{}, below: map[string]string{}, fields: map[string][]string{}}
+}
 
 // An env maps ks variables in scope to their C names.
 type env struct {
@@ -96,7 +102,9 @@ func (f *fn) tupleLit(t *types.Type, fields []string) string {
 	if len(fields) == 0 {
 		return "(" + f.e.ctype(t) + "){0}"
 	}
-	return "(" + f.e.ctype(t) + "){" + strings.Join(fields, ", ") + "}"
+	lit := "(" + f.e.ctype(t) + "){" + strings.Join(fields, ", ") + "}"
+	f.tupleFields(lit, fields)
+	return lit
 }
 
 // atom returns x if it is a name or literal, else a temporary holding it.
@@ -106,6 +114,7 @@ func (f *fn) atom(x string, t *types.Type) string {
 	}
 	tmp := f.fresh("")
 	f.line("%s %s = %s;", f.e.ctype(t), tmp, x)
+	f.bind(tmp, x, t)
 	return tmp
 }
 
@@ -157,6 +166,7 @@ func (f *fn) expr(e ir.Expr, sc *env) string {
 			for i, v := range e.Vars {
 				name := f.fresh(v.Name)
 				f.line("%s %s = %s.f%d;", f.e.ctype(v.T), name, tup, i)
+				f.bind(name, tup+".f"+strconv.Itoa(i), v.T)
 				if !ir.Occurs(v.Name, e.Body) {
 					f.line("(void)%s;", name)
 				}
@@ -166,6 +176,7 @@ func (f *fn) expr(e ir.Expr, sc *env) string {
 			v := e.Vars[0]
 			name := f.fresh(v.Name)
 			f.line("%s %s = %s;", f.e.ctype(v.T), name, rhs)
+			f.bind(name, rhs, v.T)
 			if !ir.Occurs(v.Name, e.Body) {
 				f.line("(void)%s;", name)
 			}
@@ -175,6 +186,15 @@ func (f *fn) expr(e ir.Expr, sc *env) string {
 	case *ir.If:
 		return f.ifExpr(e, sc)
 	case *ir.Assert:
+		if a, b, ok := f.integerEq(e.Cond, sc); ok {
+			// (assert (eq m n) ...): m and n are equal from here on. The
+			// test is left out when they are known to be equal already.
+			if f.canon(a) != f.canon(b) {
+				f.line("if (!(%s == %s)) ks_fail(ctx, %s, %s);", a, b, pos(e.P), cString(e.Message()))
+				f.equal(a, b)
+			}
+			return f.expr(e.Body, sc)
+		}
 		c := f.expr(e.Cond, sc)
 		f.line("if (!%s) ks_fail(ctx, %s, %s);", paren(c), pos(e.P), cString(e.Message()))
 		return f.expr(e.Body, sc)
@@ -273,7 +293,19 @@ func (f *fn) ifExpr(e *ir.If, sc *env) string {
 }
 
 // sub returns a generator for a nested block.
-func (f *fn) sub() *fn { return &fn{e: f.e, f: f.f, indent: f.indent + 1, depth: f.depth} }
+func (f *fn) sub() *fn {
+	return &fn{e: f.e, f: f.f, indent: f.indent + 1, depth: f.depth,
+		same: clone(f.same), below: clone(f.below), fields: clone(f.fields)}
+}
+
+// clone copies a map: facts found in a branch hold only there.
+func clone[V any](m map[string]V) map[string]V {
+	c := make(map[string]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
 
 // args compiles a call's arguments and returns the C arguments: the parts
 // of a tuple argument when the callee takes its fields separately.

@@ -43,6 +43,7 @@ func (f *fn) parLoop(n string, body func(i string)) {
 	i := f.fresh("i")
 	f.line("ks_par %s;", par)
 	f.line("ks_par_begin(ctx, &%s);", par)
+	f.loopIndex(i, n)
 	f.line("#pragma omp parallel for schedule(static)")
 	f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
 	f.indent++

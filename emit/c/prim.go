@@ -279,6 +279,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		release := f.releaseAfter(e.T, lam.Body)
 		sr := f.beginStateRelease(e.T, lam.Body)
 		i := f.fresh("i")
+		f.loopIndex(i, n)
 		if p.Name == "$ifold" {
 			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
 		} else {
@@ -364,6 +365,7 @@ func (f *fn) template(e *ir.Call, sc *env) string {
 func (f *fn) apply(lam *ir.Lam, arg string, sc *env) string {
 	name := f.fresh(lam.Param.Name)
 	f.line("%s %s = %s;", f.e.ctype(lam.Param.T), name, arg)
+	f.bind(name, arg, lam.Param.T)
 	if !ir.Occurs(lam.Param.Name, lam.Body) {
 		f.line("(void)%s;", name)
 	}
@@ -382,6 +384,7 @@ func (f *fn) applyTuple(lam *ir.Lam, fields []string, sc *env) string {
 			for i, x := range let.Vars {
 				name := f.fresh(x.Name)
 				f.line("%s %s = %s;", f.e.ctype(x.T), name, fields[i])
+				f.bind(name, fields[i], x.T)
 				if !ir.Occurs(x.Name, let.Body) {
 					f.line("(void)%s;", name)
 				}
@@ -458,6 +461,7 @@ func (f *fn) loop(rank int, sizes []string, body func(idx, flat string)) {
 	defer func() { f.depth-- }()
 	if rank == 1 {
 		i := f.fresh("i")
+		f.loopIndex(i, sizes[0])
 		f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, sizes[0], i)
 		f.indent++
 		body(i, i)
@@ -472,10 +476,13 @@ func (f *fn) loop(rank int, sizes []string, body func(idx, flat string)) {
 	idx := make([]string, rank)
 	for d := range idx {
 		idx[d] = f.fresh("i")
+		f.loopIndex(idx[d], sizes[d])
 		f.line("for (int64_t %s = 0; %s < %s; %s++) {", idx[d], idx[d], sizes[d], idx[d])
 		f.indent++
 	}
-	body(f.tupleLit(types.IndexType(rank), idx), flat)
+	lit := f.tupleLit(types.IndexType(rank), idx)
+	f.tupleFields(lit, idx)
+	body(lit, flat)
 	f.line("%s++;", flat)
 	for range idx {
 		f.indent--
@@ -539,7 +546,9 @@ func (f *fn) addTo(slot, x string, t *types.Type, ps string) {
 func (f *fn) flatIndex(rank int, idx, v, ps string) string {
 	sizes := sizesOf(v, rank)
 	t := types.IndexType(rank)
-	f.line("%s;", f.checkIndex(idx, t, sizes, ps))
+	if !f.inBounds(idx, t, sizes) {
+		f.line("%s;", f.checkIndex(idx, t, sizes, ps))
+	}
 	return flatOf(idx, sizes, t)
 }
 

@@ -1,0 +1,68 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+	cemit "github.com/ksc-lang/ksc/emit/c"
+)
+
+// TestIndexChecks checks which index checks the C backend leaves out:
+// those of a loop index into the vector whose size bounds the loop, or
+// into one asserted to be as large. Each case is a def f; want is the
+// number of index checks left in its C.
+func TestIndexChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      int
+	}{
+		{"own size", `(def f (Vec Float) (v : Vec Float) (build (size v) (lam (i : Integer) (mul 2.0 (index i v)))))`, 0},
+		{"sum", `(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (index i v))))`, 0},
+		{"size bound to a name", `(def f (Vec Float) (v : Vec Float) (let (n (size v)) (build n (lam (i : Integer) (index i v)))))`, 0},
+		{"other vector", `(def f (Vec Float) ((v : Vec Float) (w : Vec Float)) (build (size v) (lam (i : Integer) (index i w))))`, 1},
+		{"asserted sizes", `(def f (Vec Float) ((v : Vec Float) (w : Vec Float)) (sub v w))`, 0},
+		{"shifted index", `(def f (Vec Float) (v : Vec Float) (build (size v) (lam (i : Integer) (index (add i 1) v))))`, 1},
+		{"nested", `(def f (Vec Float) (m : Vec (Vec Float)) (build (size m) (lam (i : Integer) (sumbuild (size (index i m)) (lam (j : Integer) (index j (index i m)))))))`, 0},
+		{"other loop's bound", `(def f Float ((v : Vec Float) (w : Vec Float)) (sumbuild (size v) (lam (i : Integer) (sumbuild (size w) (lam (j : Integer) (mul (index i w) (index j v)))))))`, 2},
+		{"matrix", `(def f (Tensor 2 Float) (m : Tensor 2 Float) (build (size m) (lam (ij : Tuple Integer Integer) (index ij m))))`, 0},
+		{"assert in a branch", `(def f Float ((v : Vec Float) (w : Vec Float) (b : Bool))
+  (add (if b (assert (eq (size v) (size w)) 1.0) 2.0)
+       (sumbuild (size v) (lam (i : Integer) (index i w)))))`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := cOf(t, tc.src, "ksu_f")
+			if got := strings.Count(body, "ks_check_index"); got != tc.want {
+				t.Errorf("%d index checks, want %d:\n%s", got, tc.want, body)
+			}
+		})
+	}
+}
+
+// cOf returns the C definition of the function named name in the program src.
+func cOf(t *testing.T, src, name string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "f.ks")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog, err := driver.LoadWith([]string{file}, driver.Derived, driver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?ms)^static [^;{]*\b` + name + `\(ks_ctx[^;{]*\{.*?^\}`).FindString(out.C)
+	if m == "" {
+		t.Fatalf("no definition of %s in:\n%s", name, out.C)
+	}
+	return m
+}
