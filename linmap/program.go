@@ -179,6 +179,21 @@ type slot struct {
 	parts []*slot // a tuple accumulator kept one slot per field
 	sink  bool    // contributions are dropped (the zero map)
 	once  bool    // the variable is used once: its one contribution needs no copy
+
+	// alias, for the variable of (lmCompose (lmIndex i v) w) whose values
+	// hold vectors, with w used nowhere else: the slot starts as element i
+	// of w's accumulator instead of a zero, so contributions go straight
+	// into the gradient, and aliased says it did. When the let is reached,
+	// the element is stored back ($setAt), which adds nothing new in place
+	// and makes the functional reading (the CL evaluator) agree.
+	alias   *elemOf
+	aliased bool
+}
+
+// elemOf names element idx of the accumulator of slot acc.
+type elemOf struct {
+	acc *slot
+	idx ir.Expr
 }
 
 // A block is a list of lets and asserts built in order, wrapped around a
@@ -287,7 +302,9 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 			if s := rv.rootMap(e.Rhs); s != nil {
 				rv.slots[v.Name] = s // shares the source's accumulator
 			} else {
-				rv.slots[v.Name] = &slot{of: e.Of, typ: tangent(v.T.To), once: rv.uses[v.Name] == 1}
+				s := &slot{of: e.Of, typ: tangent(v.T.To), once: rv.uses[v.Name] == 1}
+				s.alias = rv.elementOf(e.Rhs, s.typ)
+				rv.slots[v.Name] = s
 				lets = append(lets, lmLet{v: v, rhs: e.Rhs})
 			}
 			m = e.Body
@@ -306,7 +323,12 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 	rv.contribute(m, r)
 	for i := len(lets) - 1; i >= 0; i-- {
 		l := lets[i]
-		if s := rv.slots[l.v.Name]; s.cur != nil {
+		s := rv.slots[l.v.Name]
+		switch {
+		case s.aliased:
+			acc := s.alias.acc
+			rv.set(acc, ir.MkPrim(l.v.P, "$setAt", rv.value(acc, l.v.P), s.alias.idx, s.cur))
+		case s.cur != nil:
 			rv.contribute(l.rhs, s.cur)
 		}
 	}
@@ -354,6 +376,13 @@ func (rv *rev) initSlot(s *slot, p ir.Pos, example ir.Expr) {
 	if s.cur != nil || s.parts != nil {
 		return
 	}
+	if s.alias != nil {
+		acc := rv.value(s.alias.acc, p)
+		s.cur = rv.blk.atom(rv.ns, ir.MkPrim(p, "index", s.alias.idx, acc))
+		s.aliased = true
+		s.once = false
+		return
+	}
 	switch {
 	case example != nil:
 		s.cur = rv.blk.atom(rv.ns, ir.MkPrim(p, "ts_zero", example))
@@ -364,6 +393,26 @@ func (rv *rev) initSlot(s *slot, p ir.Pos, example ir.Expr) {
 	default:
 		fail(p, "ksc cannot find the shape of a cotangent of type %s", s.typ)
 	}
+}
+
+// elementOf returns the element of an accumulator that the slot, of
+// tangent type t, of a variable bound to m may start as (see slot.alias),
+// or nil.
+func (rv *rev) elementOf(m ir.Expr, t *types.Type) *elemOf {
+	c, ok := isLMCall(m, "lmCompose")
+	if !ok || t.IsUniform() {
+		return nil
+	}
+	ix, ok := isLMCall(c.Args[0], "lmIndex")
+	w, isVar := c.Args[1].(*ir.Var)
+	if !ok || !isVar || rv.uses[w.Name] != 1 || !ir.IsAtom(ix.Args[0]) {
+		return nil
+	}
+	acc, bound := rv.slots[w.Name]
+	if !bound || acc.sink || acc.parts != nil || acc.alias != nil {
+		return nil
+	}
+	return &elemOf{acc: acc, idx: ix.Args[0]}
 }
 
 // zeroOf returns the zero of a uniform tangent type.
@@ -398,7 +447,7 @@ func (rv *rev) add(s *slot, r ir.Expr, p ir.Pos) {
 		for i, q := range s.parts {
 			rv.add(q, rv.blk.atom(rv.ns, ir.MkGet(p, i+1, r)), p)
 		}
-	case s.cur == nil && s.once:
+	case s.cur == nil && s.once && s.alias == nil:
 		s.cur = r // its only contribution: no copy needed, nothing will add into it
 	default:
 		if s.cur == nil {
