@@ -49,8 +49,9 @@ func HasEffect(e ir.Expr, eff Effects) bool {
 
 // A Simplifier applies the structural simplifications of the optimiser:
 // dead lets, copy propagation, selecting a field of a tuple expression,
-// splitting a let of a tuple pattern bound to a tuple, and floating lets
-// out of let right-hand sides. Steps counts the rewrites done.
+// splitting a let of a tuple pattern bound to a tuple, floating lets out of
+// let right-hand sides, and fusing a vector into the loop that reads it
+// (fuse.go). Steps counts the rewrites done.
 type Simplifier struct {
 	Eff   Effects
 	Steps int
@@ -85,6 +86,22 @@ func (s *Simplifier) Node(e ir.Expr) ir.Expr {
 		}
 	case *ir.Let:
 		return s.let(e)
+	case *ir.Call:
+		// (p (let x = a in b)) for a primitive of one argument:
+		// let x = a in (p b), so that laws about (p b) apply (sum of
+		// build); (p (assert c b)) likewise.
+		if e.Prim != nil && len(e.Args) == 1 && len(e.Prim.Lams) == 0 {
+			switch a := e.Args[0].(type) {
+			case *ir.Let:
+				s.Steps++
+				return &ir.Let{P: a.P, Vars: a.Vars, Pattern: a.Pattern, Rhs: a.Rhs, Of: a.Of,
+					Body: &ir.Call{P: e.P, T: e.T, Prim: e.Prim, Args: []ir.Expr{a.Body}}}
+			case *ir.Assert:
+				s.Steps++
+				return &ir.Assert{P: a.P, Cond: a.Cond, Msg: a.Msg,
+					Body: &ir.Call{P: e.P, T: e.T, Prim: e.Prim, Args: []ir.Expr{a.Body}}}
+			}
+		}
 	}
 	return e
 }
@@ -100,6 +117,10 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 	if !used && !HasEffect(e.Rhs, s.Eff) {
 		s.Steps++
 		return e.Body
+	}
+	if body, ok := s.fuseBuild(e); ok {
+		s.Steps++
+		return body
 	}
 	// let x = y in body, with y an atom: substitute, unless a binder in
 	// body would capture y.
@@ -128,6 +149,13 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 			}
 			return body
 		}
+	}
+	// let x = (assert c e) in body: assert c (let x = e in body), which
+	// checks c at the same point.
+	if a, ok := e.Rhs.(*ir.Assert); ok {
+		s.Steps++
+		return &ir.Assert{P: a.P, Cond: a.Cond, Msg: a.Msg,
+			Body: &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: a.Body, Body: e.Body, Of: e.Of}}
 	}
 	// let x = (let y = a in b) in body: float the inner let out when y is
 	// not free in body.

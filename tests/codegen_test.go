@@ -42,6 +42,44 @@ func TestIndexChecks(t *testing.T) {
 	}
 }
 
+// TestFusion checks that a vector read only by the loop over its indices is
+// not made: the loop computes each element where it reads it. want is the
+// number of loops and of allocations left in f's C.
+func TestFusion(t *testing.T) {
+	for _, tc := range []struct {
+		name, src     string
+		loops, allocs int
+	}{
+		{"chain", `(def f (Vec Float) ((a : Vec Float) (b : Vec Float)) (exp (mul 2.0 (sub a b))))`, 1, 1},
+		{"sum of a chain", `(def f Float ((a : Vec Float) (b : Vec Float)) (sum (exp (sub a b))))`, 1, 0},
+		{"let-bound", `(def f Float (a : Vec Float)
+  (let (e (build (size a) (lam (i : Integer) (exp (index i a)))))
+    (sumbuild (size e) (lam (j : Integer) (mul 2.0 (index j e))))))`, 1, 0},
+		// Read twice: computing each element twice could cost more than
+		// the vector, so it stays.
+		{"read twice", `(def f Float (a : Vec Float)
+  (let (e (build (size a) (lam (i : Integer) (exp (index i a)))))
+    (sumbuild (size e) (lam (j : Integer) (mul (index j e) (index j e))))))`, 2, 1},
+		// Read at another index than the loop's.
+		{"shifted", `(def f Float (a : Vec Float)
+  (let (e (build (size a) (lam (i : Integer) (exp (index i a)))))
+    (sumbuild (sub (size e) 1) (lam (j : Integer) (index (add j 1) e)))))`, 2, 1},
+		// The vector escapes into a call.
+		{"escapes", `(def g Float (v : Vec Float) (sum v))
+(def f Float (a : Vec Float) (g (exp a)))`, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := cOf(t, tc.src, "ksu_f")
+			if got := strings.Count(body, "for ("); got != tc.loops {
+				t.Errorf("%d loops, want %d:\n%s", got, tc.loops, body)
+			}
+			if got := strings.Count(body, "ks_alloc_array("); got != tc.allocs {
+				t.Errorf("%d allocations, want %d:\n%s", got, tc.allocs, body)
+			}
+		})
+	}
+}
+
 // cOf returns the C definition of the function named name in the program src.
 func cOf(t *testing.T, src, name string) string {
 	t.Helper()
