@@ -184,12 +184,17 @@ func (j *jac) rhs(e ir.Expr, vars []*ir.Var) ir.Expr {
 		if then == nil && els == nil {
 			return nil
 		}
-		ex := ir.Ref(p, vars[0])
-		if len(vars) != 1 {
-			ex = nil
-		}
-		if ex == nil {
-			j.fail(p, "internal: an if bound to a pattern")
+		// The if's value, to shape the zero map of a branch that has
+		// none: the variable it is bound to, or the tuple of a pattern's.
+		var ex ir.Expr
+		if len(vars) == 1 {
+			ex = ir.Ref(p, vars[0])
+		} else {
+			refs := make([]ir.Expr, len(vars))
+			for i, v := range vars {
+				refs[i] = ir.Ref(p, v)
+			}
+			ex = ir.MkTuple(p, refs...)
 		}
 		return ir.MkIf(p, e.Cond, j.orZero(then, p, ex), j.orZero(els, p, ex))
 	case *ir.Call:
