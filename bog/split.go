@@ -444,8 +444,12 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	p := c.P
 	lam := c.Args[2].(*ir.Lam)
 	head, ok := lam.Body.(*ir.Let)
-	if !ok || !head.Pattern || len(head.Vars) != 2 {
-		fail(p, "internal: a reverse loop not in the form linmap builds")
+	if !ok || !head.Pattern || len(head.Vars) != 2 || !isRef(head.Rhs, lam.Param.Name) {
+		// The simplifier removes the unpacking of (state, index) when the
+		// iteration uses neither: put it back.
+		elems := lam.Param.T.Elems
+		vars := []*ir.Var{s.ns.FreshVar(p, "st", elems[0]), s.ns.FreshVar(p, "i", elems[1])}
+		head = &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.Ref(p, lam.Param), Body: lam.Body}
 	}
 	st, i := head.Vars[0], head.Vars[1]
 	inner := map[string]bool{lam.Param.Name: true, st.Name: true}
@@ -621,4 +625,10 @@ func dedupe(pre, items []ir.Expr) []ir.Expr {
 		out = append(out, it)
 	}
 	return out
+}
+
+// isRef reports whether e is the variable name.
+func isRef(e ir.Expr, name string) bool {
+	v, ok := e.(*ir.Var)
+	return ok && v.Name == name
 }
