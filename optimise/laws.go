@@ -8,7 +8,7 @@ package optimise
 //
 //	notfree v e   the binder v does not occur free in e
 //	float x       x has type Float
-//	unit x        x's tangent type has no Float (an Integer, Bool, ...)
+//	integer x     x has type Integer
 //	pure x        evaluating x prints nothing
 //
 // Laws apply bottom-up to a fixpoint, with a bound that is reported when
@@ -67,6 +67,22 @@ var Laws = []Law{
 		LHS: "(ts_zero x)", RHS: "0.0", When: []string{"float x", "pure x"}},
 	{Name: "addTo-float", Eq: "acc += x is acc + x on Float",
 		LHS: "($addTo a b)", RHS: "(add a b)", When: []string{"float a"}},
+
+	// An Integer compared with itself (a C compiler warns of the
+	// self-comparison; Floats are left alone, NaN not being equal to
+	// itself).
+	{Name: "gt-self", Eq: "x > x = false on Integer",
+		LHS: "(gt x x)", RHS: "false", When: []string{"integer x", "pure x"}},
+	{Name: "lt-self", Eq: "x < x = false on Integer",
+		LHS: "(lt x x)", RHS: "false", When: []string{"integer x", "pure x"}},
+	{Name: "gte-self", Eq: "x >= x = true on Integer",
+		LHS: "(gte x x)", RHS: "true", When: []string{"integer x", "pure x"}},
+	{Name: "lte-self", Eq: "x <= x = true on Integer",
+		LHS: "(lte x x)", RHS: "true", When: []string{"integer x", "pure x"}},
+	{Name: "eq-self", Eq: "x = x on Integer",
+		LHS: "(eq x x)", RHS: "true", When: []string{"integer x", "pure x"}},
+	{Name: "ne-self", Eq: "x != x = false on Integer",
+		LHS: "(ne x x)", RHS: "false", When: []string{"integer x", "pure x"}},
 
 	// Arithmetic identities that hold in IEEE arithmetic up to the sign
 	// of a zero.

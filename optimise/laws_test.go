@@ -44,6 +44,12 @@ var lawTests = []struct {
 	{"add-zero-right-float", "(add a 0.0)", "a"},
 	{"mul-one-left", "(mul 1.0 a)", "a"},
 	{"mul-one-right", "(mul a 1.0)", "a"},
+	{"gt-self", "(gt n n)", "false"},
+	{"lt-self", "(lt (size v) (size v))", "false"},
+	{"gte-self", "(gte n n)", "true"},
+	{"lte-self", "(lte n n)", "true"},
+	{"eq-self", "(eq n n)", "true"},
+	{"ne-self", "(ne n n)", "false"},
 }
 
 // vars are the variables the law tests may use.

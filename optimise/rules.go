@@ -37,7 +37,7 @@ func compileLaws(table []Law) ([]*law, error) {
 		}
 		for _, w := range l.When {
 			switch f := strings.Fields(w); f[0] {
-			case "notfree", "float", "pure":
+			case "notfree", "float", "integer", "pure":
 			default:
 				return nil, fmt.Errorf("law %s: unknown side condition %q", l.Name, w)
 			}
@@ -197,9 +197,10 @@ func (b *bindings) holds(when []string, eff lower.Effects) bool {
 			if v == nil || e == nil || ir.Occurs(v.Name, e) {
 				return false
 			}
-		case "float":
+		case "float", "integer":
+			want := map[string]types.Kind{"float": types.Float, "integer": types.Integer}[f[0]]
 			e := b.exprs[f[1]]
-			if e == nil || e.Type().Kind != types.Float {
+			if e == nil || e.Type().Kind != want {
 				return false
 			}
 		case "pure":
