@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,9 +83,7 @@ func runChecks(t *testing.T, name, prelude string, checks []*check, n int, selfC
 // backend by continuations, ksc --ad=cps; Go backend only).
 func runChecksWith(t *testing.T, name, prelude string, checks []*check, n int, selfCheck bool, rev string, backends []string) {
 	t.Helper()
-	opts := driver.Options{Rev: rev}
 	if rev == "cps" {
-		opts = driver.Options{AD: "cps"}
 		for _, b := range backends {
 			if b != "go" {
 				t.Fatalf("--ad=cps needs the Go backend, not %s", b)
@@ -93,11 +92,36 @@ func runChecksWith(t *testing.T, name, prelude string, checks []*check, n int, s
 	} else {
 		needCC(t)
 	}
+	probs, err := evalChecks(t.TempDir(), name, prelude, checks, n, selfCheck, rev, backends, testCC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probs {
+		t.Error(p)
+	}
+}
+
+// A problem is a check that failed: the check's name ("" for the whole
+// program) and what is wrong.
+type problem struct {
+	check, msg string
+}
+
+func (p problem) String() string { return p.msg }
+
+// evalChecks is runChecksWith returning the failed checks instead of
+// reporting them, for the random tests, which shrink what fails. It builds
+// in dir, C with cc. An error is a failure to build or run the check
+// program.
+func evalChecks(dir, name, prelude string, checks []*check, n int, selfCheck bool, rev string, backends []string, cc driver.CC) ([]problem, error) {
+	opts := driver.Options{Rev: rev}
+	if rev == "cps" {
+		opts = driver.Options{AD: "cps"}
+	}
 	src := program(prelude, checks, n, 1, selfCheck)
-	dir := t.TempDir()
 	file := filepath.Join(dir, name+".ks")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	tol := map[string]float64{"self_check": 1e-4}
 	for _, c := range checks {
@@ -106,55 +130,65 @@ func runChecksWith(t *testing.T, name, prelude string, checks []*check, n int, s
 			tol[c.name] = 1e-5
 		}
 	}
-	outputs := map[string]string{}
+	var probs []problem
+	bad := func(check, format string, args ...any) {
+		probs = append(probs, problem{check, fmt.Sprintf(format, args...)})
+	}
 	for _, b := range backends {
 		if !wantBackend(b) {
 			continue
 		}
-		r := runProgramWith(t, b, opts, file)
-		if r.code != 0 {
-			t.Fatalf("%s backend: status %d\n%s", b, r.code, r.stderr)
+		bdir := filepath.Join(dir, b)
+		if err := os.MkdirAll(bdir, 0o755); err != nil {
+			return nil, err
 		}
-		outputs[b] = r.stdout
+		r, err := tryProgram(b, opts, cc, bdir, file)
+		if err != nil {
+			return nil, err
+		}
+		if r.warnings != "" {
+			return nil, fmt.Errorf("the C compiler warned:\n%s", r.warnings)
+		}
+		if r.code != 0 {
+			return nil, fmt.Errorf("%s backend: status %d\n%s", b, r.code, r.stderr)
+		}
 		seen := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 			f := strings.Fields(line)
 			if len(f) != 4 {
-				t.Fatalf("%s backend: bad line %q", b, line)
+				return nil, fmt.Errorf("%s backend: bad line %q", b, line)
 			}
 			seen[f[0]]++
 			adj, err1 := strconv.ParseFloat(f[1], 64)
 			fd, err2 := strconv.ParseFloat(f[2], 64)
 			sufadj, err3 := strconv.ParseFloat(f[3], 64)
 			if err1 != nil || err2 != nil || err3 != nil {
-				t.Errorf("%s backend, %s: cannot read %q", b, f[0], line)
+				bad(f[0], "%s backend, %s: cannot read %q", b, f[0], line)
 				continue
 			}
 			if f[0] == "self_check" {
 				if !(adj <= tol[f[0]]) {
-					t.Errorf("%s backend: (self_check) = %g, want at most %g", b, adj, tol[f[0]])
+					bad("", "%s backend: (self_check) = %g, want at most %g", b, adj, tol[f[0]])
 				}
 				continue
 			}
 			if !(adj <= 1e-10) {
-				t.Errorf("%s backend, %s: adjoint identity off by %g (relative)", b, f[0], adj)
+				bad(f[0], "%s backend, %s: adjoint identity off by %g (relative)", b, f[0], adj)
 			}
 			if !(sufadj <= 1e-10) {
-				t.Errorf("%s backend, %s: adjoint identity with [sufrev] off by %g (relative)", b, f[0], sufadj)
+				bad(f[0], "%s backend, %s: adjoint identity with [sufrev] off by %g (relative)", b, f[0], sufadj)
 			}
 			if fd != -1 && !(fd <= tol[f[0]]) {
-				t.Errorf("%s backend, %s: forward mode differs from central differences by %g (relative)", b, f[0], fd)
+				bad(f[0], "%s backend, %s: forward mode differs from central differences by %g (relative)", b, f[0], fd)
 			}
 		}
 		for _, c := range checks {
 			if seen[c.name] != n {
-				t.Errorf("%s backend: %s checked %d times, want %d", b, c.name, seen[c.name], n)
+				bad(c.name, "%s backend: %s checked %d times, want %d", b, c.name, seen[c.name], n)
 			}
 		}
 	}
-	if len(outputs) == 2 && outputs["c"] != outputs["go"] {
-		t.Logf("the backends print different errors (within tolerance):\n--- c ---\n%s--- go ---\n%s", outputs["c"], outputs["go"])
-	}
+	return probs, nil
 }
 
 // TestDerivativesOfPrimitives checks [fwd f] against central finite

@@ -257,7 +257,7 @@ func runExe(ctx context.Context, t *testing.T, exe string, args ...string) resul
 	} else if err != nil {
 		t.Fatalf("running %s: %v", exe, err)
 	}
-	return result{stdout.String(), stderr.String(), code}
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
 
 func TestCLRuntimeErrors(t *testing.T) {

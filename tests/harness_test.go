@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,7 @@ func wantBackend(name string) bool {
 type result struct {
 	stdout, stderr string
 	code           int
+	warnings       string // the C compiler's warnings
 }
 
 // runProgram compiles the files with a backend and runs main.
@@ -73,27 +75,40 @@ func runProgram(t *testing.T, backend string, files ...string) result {
 // runProgramWith is runProgram with the reverse-mode strategy of opts.
 func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...string) result {
 	t.Helper()
+	r, err := tryProgram(backend, opts, testCC(), t.TempDir(), files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.warnings != "" {
+		t.Errorf("the C compiler warned:\n%s", r.warnings)
+	}
+	return r
+}
+
+// tryProgram compiles the files with a backend (C with cc) in dir and runs
+// main. An error is a failure to compile (or to start) the program.
+func tryProgram(backend string, opts driver.Options, cc driver.CC, dir string, files ...string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev, AD: opts.AD})
 	if err != nil {
-		t.Fatalf("load: %v", err)
+		return result{}, fmt.Errorf("load: %v", err)
 	}
 	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
-		t.Fatalf("optimise: %v", err)
+		return result{}, fmt.Errorf("optimise: %v", err)
 	}
-	dir := t.TempDir()
-	var exe string
+	var exe, warnings string
 	switch backend {
 	case "c":
-		exe, err = buildC(ctx, t, prog, dir, false)
+		exe, warnings, err = compileC(ctx, prog, dir, cc)
 	case "c-threads":
-		exe, err = buildC(ctx, t, prog, dir, true)
+		cc.Threads = true
+		exe, warnings, err = compileC(ctx, prog, dir, cc)
 	case "go":
 		exe, err = driver.BuildGoWith(ctx, prog, dir, opts)
 	}
 	if err != nil {
-		t.Fatalf("%s backend: %v", backend, err)
+		return result{}, fmt.Errorf("%s backend: %v", backend, err)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, exe)
@@ -105,36 +120,46 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running %s: %v", exe, err)
+		return result{}, fmt.Errorf("running %s: %v", exe, err)
 	}
-	return result{stdout.String(), stderr.String(), code}
+	return result{stdout.String(), stderr.String(), code, warnings}, nil
 }
 
 // buildC emits and compiles C, with parallel loops if threads, failing the
 // test on any compiler warning.
 func buildC(ctx context.Context, t *testing.T, prog *ir.Program, dir string, threads bool) (string, error) {
 	t.Helper()
-	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: true, Threads: threads})
+	cc := testCC()
+	cc.Threads = threads
+	exe, warnings, err := compileC(ctx, prog, dir, cc)
+	if warnings != "" {
+		t.Errorf("the C compiler warned:\n%s", warnings)
+	}
+	return exe, err
+}
+
+// compileC emits and compiles C with cc (with parallel loops if
+// cc.Threads), and returns the executable and the compiler's warnings.
+func compileC(ctx context.Context, prog *ir.Program, dir string, cc driver.CC) (exe, warnings string, err error) {
+	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: true, Threads: cc.Threads})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	src := filepath.Join(dir, "prog.c")
 	if err := os.WriteFile(src, []byte(out.C), 0o644); err != nil {
-		return "", err
+		return "", "", err
 	}
-	exe := filepath.Join(dir, "prog")
-	cc := testCC()
-	cc.Threads = threads
-	warnings, err := cc.CompileC(ctx, src, exe)
+	exe = filepath.Join(dir, "prog")
+	w, err := cc.CompileC(ctx, src, exe)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	// Notes (such as gcc giving up variable tracking on a huge function)
 	// are not warnings.
-	if strings.Contains(warnings, "warning:") {
-		t.Errorf("the C compiler warned:\n%s", warnings)
+	if strings.Contains(w, "warning:") {
+		warnings = w
 	}
-	return exe, nil
+	return exe, warnings, nil
 }
 
 // programFiles returns the .ks files of a testdata directory.
