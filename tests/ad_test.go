@@ -210,22 +210,7 @@ func TestDerivativesWithBOGRev(t *testing.T) {
 		t.Parallel()
 		runChecksWith(t, "prims", "", primChecks, 2, false, "bog", []string{"c"})
 	})
-	for _, file := range programFiles(t, "ad") {
-		name := strings.TrimSuffix(filepath.Base(file), ".ks")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checks, err := parseChecks(string(src))
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			self := strings.Contains(string(src), "(def self_check ")
-			runChecksWith(t, name, string(src), checks, 1, self, "bog", []string{"c"})
-		})
-	}
+	checkCorpus(t, 1, "bog", []string{"c"})
 }
 
 // TestDerivativesCPS runs the checks of TestDerivativesOfPrimitives and
@@ -241,28 +226,19 @@ func TestDerivativesCPS(t *testing.T) {
 		t.Parallel()
 		runChecksWith(t, "prims", "", primChecks, 2, false, "cps", []string{"go"})
 	})
-	for _, file := range programFiles(t, "ad") {
-		name := strings.TrimSuffix(filepath.Base(file), ".ks")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checks, err := parseChecks(string(src))
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			self := strings.Contains(string(src), "(def self_check ")
-			runChecksWith(t, name, string(src), checks, 2, self, "cps", []string{"go"})
-		})
-	}
+	checkCorpus(t, 2, "cps", []string{"go"})
 }
 
 // TestDerivativesOfPrograms checks the functions named by the ; CHECK
 // lines of every program in testdata/ad the same way, and runs the
 // program's own (self_check), which uses $check, when it has one.
 func TestDerivativesOfPrograms(t *testing.T) {
+	checkCorpus(t, 2, "", []string{"c", "go"})
+}
+
+// checkCorpus checks every program of testdata/ad, each in a subtest, at
+// n random points, with [rev f] by the strategy rev on the backends.
+func checkCorpus(t *testing.T, n int, rev string, backends []string) {
 	for _, file := range programFiles(t, "ad") {
 		name := strings.TrimSuffix(filepath.Base(file), ".ks")
 		t.Run(name, func(t *testing.T) {
@@ -279,7 +255,7 @@ func TestDerivativesOfPrograms(t *testing.T) {
 				t.Fatalf("%s: no ; CHECK lines", file)
 			}
 			self := strings.Contains(string(src), "(def self_check ")
-			runChecks(t, name, string(src), checks, 2, self)
+			runChecksWith(t, name, string(src), checks, n, self, rev, backends)
 		})
 	}
 }
