@@ -557,6 +557,13 @@ func (rv *rev) allVars(ms []ir.Expr) bool {
 // variable or zero: the slots of the mi are passed together, as one tuple
 // accumulator, to l (for a call of [D g], into [revacc g], which updates
 // them in place).
+//
+// A slot may be passed only once: when the same accumulator stands in
+// two positions (a variable passed twice, (g u u), or two variables
+// sharing the source's accumulator), the transpose of that duplication
+// is addition. So every position after the first that reaches a slot
+// already passed gets a fresh zero accumulator of its own, and what l
+// adds into it is added into the shared slot afterwards.
 func (rv *rev) composeVCat(l ir.Expr, ms []ir.Expr, r ir.Expr) {
 	p := l.Pos()
 	exv := rv.blk.atom(rv.ns, rv.example(l))
@@ -568,11 +575,20 @@ func (rv *rev) composeVCat(l ir.Expr, ms []ir.Expr, r ir.Expr) {
 			slots[i] = &slot{sink: true}
 		}
 	}
+	type later struct{ tmp, into *slot }
+	var adds []later
+	passed := map[*slot]bool{}
 	whole := &slot{typ: tangent(exv.Type())}
 	for i, s := range slots {
 		q := s
-		if s.sink {
+		switch {
+		case s.sink:
 			q = &slot{typ: tangent(exv.Type().Elems[i])}
+		case overlaps(passed, s):
+			q = &slot{typ: tangent(exv.Type().Elems[i])}
+			adds = append(adds, later{tmp: q, into: s})
+		default:
+			markLeaves(passed, s)
 		}
 		if q.parts == nil && q.cur == nil {
 			rv.initSlot(q, p, ir.MkGet(p, i+1, exv))
@@ -581,6 +597,32 @@ func (rv *rev) composeVCat(l ir.Expr, ms []ir.Expr, r ir.Expr) {
 		whole.parts = append(whole.parts, q)
 	}
 	rv.set(whole, rv.accR(l, r, rv.value(whole, p)))
+	for _, a := range adds {
+		a.into.once = false
+		rv.add(a.into, a.tmp.cur, p)
+	}
+}
+
+// overlaps reports whether a leaf of the slot s (s itself, or the slots
+// of its fields) is in set.
+func overlaps(set map[*slot]bool, s *slot) bool {
+	if set[s] {
+		return true
+	}
+	for _, q := range s.parts {
+		if overlaps(set, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// markLeaves puts s and the slots of its fields in set.
+func markLeaves(set map[*slot]bool, s *slot) {
+	set[s] = true
+	for _, q := range s.parts {
+		markLeaves(set, q)
+	}
 }
 
 // zeroMap reports whether m is zero: lmZero, or a composition with it.
