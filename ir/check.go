@@ -10,8 +10,9 @@ import (
 // Check verifies the invariants of a program's IR: every variable is in
 // scope with its binder's type, every node's type follows from its
 // children, calls match their callee's signature, lambdas appear only as
-// arguments of primitives that take them, and each body has its
-// function's result type. Passes run it after they transform a program
+// arguments of primitives that take them, each body has its function's
+// result type, and, once Program.NoShadow is set, no binder rebinds a
+// name in scope. Passes run it after they transform a program
 // (ksc emit --check); an error here is a bug in ksc.
 func Check(p *Program) error {
 	var errs syntax.ErrorList
@@ -19,7 +20,7 @@ func Check(p *Program) error {
 		if f.Body == nil {
 			continue
 		}
-		c := &checker{fn: f, errs: &errs}
+		c := &checker{fn: f, errs: &errs, noShadow: p.NoShadow}
 		env := map[string]*types.Type{}
 		for _, v := range f.Params {
 			env[v.Name] = v.T
@@ -44,8 +45,9 @@ func varsAsExprs(vs []*Var) []Expr {
 }
 
 type checker struct {
-	fn   *Func
-	errs *syntax.ErrorList
+	fn       *Func
+	errs     *syntax.ErrorList
+	noShadow bool // a binder may not rebind a name in scope (Program.NoShadow)
 }
 
 func (c *checker) errorf(pos Pos, format string, args ...any) {
@@ -61,6 +63,9 @@ func (c *checker) expr(e Expr, env map[string]*types.Type, lamOK bool) {
 		saved := map[string]*types.Type{}
 		for _, v := range vs {
 			if t, ok := env[v.Name]; ok {
+				if c.noShadow {
+					c.errorf(v.P, "%s is bound where a variable of that name is in scope (capture is possible)", v.Name)
+				}
 				saved[v.Name] = t
 			}
 			env[v.Name] = v.T

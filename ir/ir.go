@@ -253,7 +253,10 @@ type Program struct {
 	Gdefs []*Gdef
 	// Types are the named types (the records of split reverse mode).
 	Types []*types.Type
-	bogs  map[string]*types.Type
+	// NoShadow says that no binder rebinds a name in scope (RenameApart
+	// established it): every pass must keep it, and Check enforces it.
+	NoShadow bool
+	bogs     map[string]*types.Type
 
 	names *Names
 }

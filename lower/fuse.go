@@ -59,6 +59,11 @@ func (s *Simplifier) fuseBuild(e *ir.Let) (ir.Expr, bool) {
 		case c.Prim.Name == "size" && isVar(c.Args[0], v):
 			return ir.Copy(b.Args[0], c.P)
 		case c.Prim.Name == "index" && len(c.Args) == 2 && isVar(c.Args[1], v):
+			if s.Names != nil {
+				// The body lands where other names are bound.
+				l := ir.FreshBinders(lam, s.Names).(*ir.Lam)
+				return ir.MkLet(c.P, l.Param, c.Args[0], l.Body)
+			}
 			return ir.MkLet(c.P, lam.Param, c.Args[0], lam.Body)
 		}
 		return x

@@ -55,6 +55,11 @@ func HasEffect(e ir.Expr, eff Effects) bool {
 type Simplifier struct {
 	Eff   Effects
 	Steps int
+	// Names, if set, gives fresh names to the binders of a let floated
+	// over code that binds the same names, so that floating never makes a
+	// binder shadow another (ir.Program.NoShadow); without it such a let
+	// is not floated.
+	Names *ir.Names
 }
 
 // Simplify simplifies e to a fixpoint.
@@ -131,12 +136,13 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		}
 	}
 	// let (a b) = (tuple x y) in body: one let per field, when no field
-	// expression mentions a pattern variable.
+	// expression mentions or binds a pattern variable (y comes into a's
+	// scope).
 	if t, ok := e.Rhs.(*ir.Tuple); ok && e.Pattern {
 		clash := false
 		for _, x := range t.Elems {
 			for _, v := range e.Vars {
-				if ir.Occurs(v.Name, x) {
+				if ir.Occurs(v.Name, x) || binds(x, v.Name) {
 					clash = true
 				}
 			}
@@ -158,21 +164,44 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 			Body: &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: a.Body, Body: e.Body, Of: e.Of}}
 	}
 	// let x = (let y = a in b) in body: float the inner let out when y is
-	// not free in body.
+	// not free in body, renaming y if body binds it.
 	if inner, ok := e.Rhs.(*ir.Let); ok {
-		free := false
+		free, bound := false, false
 		for _, v := range inner.Vars {
 			if ir.Occurs(v.Name, e.Body) {
 				free = true
 			}
+			if binds(e.Body, v.Name) {
+				bound = true
+			}
+			for _, x := range e.Vars {
+				if x.Name == v.Name {
+					bound = true
+				}
+			}
 		}
-		if !free {
+		if bound && s.Names != nil {
+			inner = s.renameBinders(inner)
+			bound = false
+		}
+		if !free && !bound {
 			s.Steps++
 			outer := &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: inner.Body, Body: e.Body, Of: e.Of}
 			return &ir.Let{P: inner.P, Vars: inner.Vars, Pattern: inner.Pattern, Rhs: inner.Rhs, Body: outer, Of: inner.Of}
 		}
 	}
 	return e
+}
+
+// renameBinders returns the let with fresh names for its variables.
+func (s *Simplifier) renameBinders(l *ir.Let) *ir.Let {
+	vars := make([]*ir.Var, len(l.Vars))
+	m := map[string]ir.Expr{}
+	for i, v := range l.Vars {
+		vars[i] = s.Names.FreshVar(v.P, v.Name, v.T)
+		m[v.Name] = ir.Ref(v.P, vars[i])
+	}
+	return &ir.Let{P: l.P, Vars: vars, Pattern: l.Pattern, Rhs: l.Rhs, Body: ir.Subst(l.Body, m), Of: l.Of}
 }
 
 // binds reports whether e binds name anywhere.

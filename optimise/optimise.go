@@ -8,6 +8,7 @@ import (
 
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/syntax"
 )
 
 // A Pass transforms a program in place.
@@ -15,6 +16,11 @@ type Pass struct {
 	Name string
 	Doc  string
 	Run  func(*Context) error
+	// Expands says the pass inserts code (an inlined body) whose binders
+	// may rebind names in scope where it lands; Run renames them apart
+	// afterwards (ir.RenameApart). Every other pass must keep the program
+	// free of shadowing, which the IR checker enforces.
+	Expands bool
 }
 
 // A Context is what a pass works on: the program and the options.
@@ -34,8 +40,8 @@ func (c *Context) warnf(pos ir.Pos, format string, args ...any) {
 var Passes = []Pass{
 	{Name: "lm-laws", Doc: "simplify the Jacobians [D f] with the laws of linear maps", Run: lmLaws},
 	{Name: "eliminate-lm", Doc: "apply linear maps: forward and reverse mode without linear maps", Run: eliminateLM},
-	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude},
-	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested},
+	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude, Expands: true},
+	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested, Expands: true},
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
 	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
@@ -59,20 +65,37 @@ func Run(prog *ir.Program, opts Options) error {
 	ctx := &Context{Prog: prog, Opts: opts}
 	if opts.Check {
 		if err := ir.Check(prog); err != nil {
-			return fmt.Errorf("before the passes: %w", err)
+			return checkFailed("before the passes", err)
 		}
 	}
 	for _, p := range Passes {
 		if err := p.Run(ctx); err != nil {
 			return err
 		}
+		if p.Expands && prog.NoShadow {
+			ir.RenameApart(prog)
+		}
 		if opts.Check {
 			if err := ir.Check(prog); err != nil {
-				return fmt.Errorf("after pass %s: %w", p.Name, err)
+				return checkFailed("after pass "+p.Name, err)
 			}
 		}
 	}
 	return nil
+}
+
+// checkFailed names the point of the pipeline in each of the IR
+// checker's errors, so that the pass that broke an invariant is named.
+func checkFailed(where string, err error) error {
+	el, ok := err.(syntax.ErrorList)
+	if !ok {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	out := make(syntax.ErrorList, len(el))
+	for i, e := range el {
+		out[i] = &syntax.Error{Pos: e.Pos, Msg: where + ": " + e.Msg}
+	}
+	return out
 }
 
 // inlinePrelude inlines the prelude functions defined in ks (see

@@ -67,7 +67,7 @@ func simplifyPass(ctx *Context) error {
 			return
 		}
 		r := newRewriter(value, ctx.Prog.Rules, eff, limit)
-		s := &lower.Simplifier{Eff: eff}
+		s := &lower.Simplifier{Eff: eff, Names: ctx.Prog.Names()}
 		steps := 0
 		f.Body = fixpoint(ctx, f, func(e ir.Expr) ir.Expr {
 			before := r.steps + s.Steps
