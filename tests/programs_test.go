@@ -18,7 +18,9 @@ func TestPrograms(t *testing.T) {
 }
 
 // TestProgramsNoOpt is TestPrograms with the rewriting passes off
-// (driver.Options.NoOpt): only the passes code generation needs run.
+// (driver.Options.NoOpt): only the passes code generation needs run. C is
+// compiled without the sanitizers, which TestPrograms runs, to keep the
+// package's time down.
 func TestProgramsNoOpt(t *testing.T) {
 	testPrograms(t, driver.Options{NoOpt: true})
 }
@@ -30,9 +32,21 @@ func testPrograms(t *testing.T, opts driver.Options) {
 		t.Run(strings.TrimPrefix(name, "testdata/programs/"), func(t *testing.T) {
 			t.Parallel()
 			for _, b := range []string{"c", "go"} {
-				if wantBackend(b) {
-					checkOutput(t, b+" backend", runProgramWith(t, b, opts, file), name)
+				if !wantBackend(b) {
+					continue
 				}
+				if !opts.NoOpt {
+					checkOutput(t, b+" backend", runProgramWith(t, b, opts, file), name)
+					continue
+				}
+				r, err := tryProgram(b, opts, driver.CC{Cmd: ccCmd(), Flags: []string{"-O1"}}, t.TempDir(), file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.warnings != "" {
+					t.Errorf("the C compiler warned:\n%s", r.warnings)
+				}
+				checkOutput(t, b+" backend, --no-opt", r, name)
 			}
 		})
 	}
