@@ -42,6 +42,10 @@ type Options struct {
 	AD string
 	// CheckIR runs the IR checker after every pass.
 	CheckIR bool
+	// NoOpt runs only the optimiser passes code generation requires
+	// (optimise.Options.NoRewrite): the whole pipeline with the rewriting
+	// passes off.
+	NoOpt bool
 	// Warn, if set, receives warnings of the optimiser.
 	Warn func(pos ir.Pos, msg string)
 }
@@ -182,6 +186,6 @@ func check(files []*syntax.File, stage Stage, opts Options) (prog *ir.Program, e
 // Optimise runs the optimiser passes over a derived program.
 func Optimise(prog *ir.Program, opts Options) error {
 	return guard("the optimiser", "", func() error {
-		return optimise.Run(prog, optimise.Options{Check: opts.CheckIR, Warn: opts.Warn})
+		return optimise.Run(prog, optimise.Options{Check: opts.CheckIR, Warn: opts.Warn, NoRewrite: opts.NoOpt})
 	})
 }

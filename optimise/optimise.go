@@ -16,6 +16,9 @@ type Pass struct {
 	Name string
 	Doc  string
 	Run  func(*Context) error
+	// Required says code generation needs the pass: it runs even when
+	// Options.NoRewrite turns the rewriting passes off.
+	Required bool
 	// Expands says the pass inserts code (an inlined body) whose binders
 	// may rebind names in scope where it lands; Run renames them apart
 	// afterwards (ir.RenameApart). Every other pass must keep the program
@@ -36,14 +39,17 @@ func (c *Context) warnf(pos ir.Pos, format string, args ...any) {
 	}
 }
 
-// Passes are the passes run before code generation, in order.
+// Passes are the passes run before code generation, in order. The
+// required ones make a program the backends can compile: no linear maps
+// (eliminate-lm), no calls of prelude functions defined in ks
+// (inline-prelude), the bodies of split reverse mode (split-bog).
 var Passes = []Pass{
 	{Name: "lm-laws", Doc: "simplify the Jacobians [D f] with the laws of linear maps", Run: lmLaws},
-	{Name: "eliminate-lm", Doc: "apply linear maps: forward and reverse mode without linear maps", Run: eliminateLM},
-	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude, Expands: true},
+	{Name: "eliminate-lm", Doc: "apply linear maps: forward and reverse mode without linear maps", Run: eliminateLM, Required: true},
+	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude, Required: true, Expands: true},
 	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested, Expands: true},
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
-	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog},
+	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
 	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
 }
@@ -58,6 +64,10 @@ type Options struct {
 	Check bool
 	// Warn, if set, receives warnings (a rewriting bound that was hit).
 	Warn func(pos ir.Pos, msg string)
+	// NoRewrite runs only the passes code generation requires
+	// (Pass.Required), so that a program can be compiled without the
+	// rewriting passes.
+	NoRewrite bool
 }
 
 // Run runs the passes over prog.
@@ -69,6 +79,9 @@ func Run(prog *ir.Program, opts Options) error {
 		}
 	}
 	for _, p := range Passes {
+		if opts.NoRewrite && !p.Required {
+			continue
+		}
 		if err := p.Run(ctx); err != nil {
 			return err
 		}

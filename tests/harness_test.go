@@ -1,8 +1,8 @@
 // Package tests runs whole ks programs through the compiler and both
 // backends. The programs live under testdata/:
 //
-//	programs/NAME.ks, NAME.out   run with C and Go; stdout must equal NAME.out
-//	runtime/NAME.ks [NAME.out]   must fail at run time at the line marked ; RUNTIME "regexp"
+//	programs/NAME.ks, NAME.out   run with C and Go (optimised and not) and the evaluator; stdout must equal NAME.out
+//	runtime/NAME.ks [NAME.out]   must fail at run time (C, Go, the evaluator) at the line marked ; RUNTIME "regexp"
 //	errors/NAME.ks               every line marked ; ERROR "regexp" must get that error, no other line any
 //	golden/NAME.ks, NAME.golden  the program after each stage; refresh with go test -update
 //
@@ -86,15 +86,20 @@ func runProgramWith(t *testing.T, backend string, opts driver.Options, files ...
 }
 
 // tryProgram compiles the files with a backend (C with cc) in dir and runs
-// main. An error is a failure to compile (or to start) the program.
+// main; opts.NoOpt turns the rewriting passes off. The backend "eval" is
+// the reference evaluator instead (opts and cc do not apply). An error is
+// a failure to compile (or to start) the program.
 func tryProgram(backend string, opts driver.Options, cc driver.CC, dir string, files ...string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if backend == "eval" {
+		return evalProgram(files...)
+	}
 	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev, AD: opts.AD})
 	if err != nil {
 		return result{}, fmt.Errorf("load: %v", err)
 	}
-	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+	if err := driver.Optimise(prog, driver.Options{CheckIR: true, NoOpt: opts.NoOpt}); err != nil {
 		return result{}, fmt.Errorf("optimise: %v", err)
 	}
 	var exe, warnings string
@@ -123,6 +128,23 @@ func tryProgram(backend string, opts driver.Options, cc driver.CC, dir string, f
 		return result{}, fmt.Errorf("running %s: %v", exe, err)
 	}
 	return result{stdout.String(), stderr.String(), code, warnings}, nil
+}
+
+// evalProgram runs main with the reference evaluator (package eval) on
+// the typed program, with the result a compiled program would have: a
+// runtime error on stderr and status 1. An error is a program the
+// evaluator does not run (a derived function, say).
+func evalProgram(files ...string) (result, error) {
+	prog, err := driver.Load(files, driver.Typed)
+	if err != nil {
+		return result{}, fmt.Errorf("load: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	code, err := driver.Eval(prog, &stdout, &stderr)
+	if err != nil {
+		return result{}, fmt.Errorf("eval: %w", err)
+	}
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}, nil
 }
 
 // buildC emits and compiles C, with parallel loops if threads, failing the

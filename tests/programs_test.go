@@ -1,37 +1,114 @@
 package tests
 
 import (
+	"errors"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+	"github.com/ksc-lang/ksc/eval"
 )
 
 // TestPrograms runs every program of testdata/programs through each
 // backend and compares its output with NAME.out.
 func TestPrograms(t *testing.T) {
+	testPrograms(t, driver.Options{})
+}
+
+// TestProgramsNoOpt is TestPrograms with the rewriting passes off
+// (driver.Options.NoOpt): only the passes code generation needs run. C is
+// compiled without the sanitizers, which TestPrograms runs, to keep the
+// package's time down.
+func TestProgramsNoOpt(t *testing.T) {
+	testPrograms(t, driver.Options{NoOpt: true})
+}
+
+func testPrograms(t *testing.T, opts driver.Options) {
 	needCC(t)
 	for _, file := range programFiles(t, "programs") {
 		name := strings.TrimSuffix(file, ".ks")
 		t.Run(strings.TrimPrefix(name, "testdata/programs/"), func(t *testing.T) {
 			t.Parallel()
-			want, err := os.ReadFile(name + ".out")
-			if err != nil {
-				t.Fatalf("missing expected output: %v", err)
-			}
 			for _, b := range []string{"c", "go"} {
 				if !wantBackend(b) {
 					continue
 				}
-				r := runProgram(t, b, file)
-				if r.code != 0 {
-					t.Errorf("%s backend: exit status %d, stderr:\n%s", b, r.code, r.stderr)
+				if !opts.NoOpt {
+					checkOutput(t, b+" backend", runProgramWith(t, b, opts, file), name)
+					continue
 				}
-				if r.stdout != string(want) {
-					t.Errorf("%s backend: output differs\n--- got ---\n%s--- want ---\n%s", b, r.stdout, want)
+				r, err := tryProgram(b, opts, driver.CC{Cmd: ccCmd(), Flags: []string{"-O1"}}, t.TempDir(), file)
+				if err != nil {
+					t.Fatal(err)
 				}
+				if r.warnings != "" {
+					t.Errorf("the C compiler warned:\n%s", r.warnings)
+				}
+				checkOutput(t, b+" backend, --no-opt", r, name)
 			}
 		})
+	}
+}
+
+// TestEvalPrograms runs the programs of testdata/programs and
+// testdata/runtime with the reference evaluator (package eval), which
+// must print what NAME.out has and fail as the compiled programs do.
+// Only a program that calls a derived function may be one the evaluator
+// does not run.
+func TestEvalPrograms(t *testing.T) {
+	for _, dir := range []string{"programs", "runtime"} {
+		for _, file := range programFiles(t, dir) {
+			name := strings.TrimSuffix(file, ".ks")
+			t.Run(strings.TrimPrefix(name, "testdata/"), func(t *testing.T) {
+				t.Parallel()
+				r, err := tryProgram("eval", driver.Options{}, driver.CC{}, "", file)
+				var u *eval.Unsupported
+				if errors.As(err, &u) && callsDerived(t, file) {
+					t.Skipf("the evaluator does not run it: %v", err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dir == "programs" {
+					checkOutput(t, "evaluator", r, name)
+				} else {
+					checkRuntimeError(t, "evaluator", r, file)
+				}
+			})
+		}
+	}
+}
+
+// callsDerived reports whether the program has derived functions without
+// a definition, which the evaluator does not run.
+func callsDerived(t *testing.T, file string) bool {
+	prog, err := driver.Load([]string{file}, driver.Typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range prog.Funcs {
+		if f.Body == nil && len(f.Name.Derivs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOutput checks the run r (by who) of the program name.ks of
+// testdata/programs: status 0 and the output of name.out.
+func checkOutput(t *testing.T, who string, r result, name string) {
+	t.Helper()
+	want, err := os.ReadFile(name + ".out")
+	if err != nil {
+		t.Fatalf("missing expected output: %v", err)
+	}
+	if r.code != 0 {
+		t.Errorf("%s: exit status %d, stderr:\n%s", who, r.code, r.stderr)
+	}
+	if r.stdout != string(want) {
+		t.Errorf("%s: output differs\n--- got ---\n%s--- want ---\n%s", who, r.stdout, want)
 	}
 }
 
@@ -45,43 +122,50 @@ func TestRuntimeErrors(t *testing.T) {
 		name := strings.TrimSuffix(file, ".ks")
 		t.Run(strings.TrimPrefix(name, "testdata/runtime/"), func(t *testing.T) {
 			t.Parallel()
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			line, re := 0, (*regexp.Regexp)(nil)
-			for i, l := range strings.Split(string(src), "\n") {
-				if m := runtimeMark.FindStringSubmatch(l); m != nil {
-					if re != nil {
-						t.Fatalf("more than one RUNTIME mark")
-					}
-					line, re = i+1, regexp.MustCompile(unquote(m[1]))
-				}
-			}
-			if re == nil {
-				t.Fatalf("no ; RUNTIME \"regexp\" mark")
-			}
-			wantOut, _ := os.ReadFile(name + ".out")
-			prefix := file + ":" + itoa(line) + ":"
 			for _, b := range []string{"c", "go"} {
-				if !wantBackend(b) {
-					continue
-				}
-				r := runProgram(t, b, file)
-				if r.code != 1 {
-					t.Errorf("%s backend: exit status %d, want 1; stderr:\n%s", b, r.code, r.stderr)
-				}
-				msg := strings.TrimSpace(r.stderr)
-				if !strings.HasPrefix(msg, prefix) || !re.MatchString(msg[len(prefix):]) {
-					t.Errorf("%s backend: stderr %q, want %s<col>: matching %q", b, msg, prefix, re)
-				}
-				if strings.Contains(msg, "\n") {
-					t.Errorf("%s backend: more than one line on stderr:\n%s", b, msg)
-				}
-				if r.stdout != string(wantOut) {
-					t.Errorf("%s backend: stdout %q, want %q", b, r.stdout, wantOut)
+				if wantBackend(b) {
+					checkRuntimeError(t, b+" backend", runProgram(t, b, file), file)
 				}
 			}
 		})
+	}
+}
+
+// checkRuntimeError checks the run r (by who) of a program of
+// testdata/runtime: status 1, one line on stderr naming the line marked
+// ; RUNTIME "regexp" with a message matching the regexp, and the output
+// of NAME.out (none if there is no such file).
+func checkRuntimeError(t *testing.T, who string, r result, file string) {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, re := 0, (*regexp.Regexp)(nil)
+	for i, l := range strings.Split(string(src), "\n") {
+		if m := runtimeMark.FindStringSubmatch(l); m != nil {
+			if re != nil {
+				t.Fatalf("more than one RUNTIME mark")
+			}
+			line, re = i+1, regexp.MustCompile(unquote(m[1]))
+		}
+	}
+	if re == nil {
+		t.Fatalf("no ; RUNTIME \"regexp\" mark")
+	}
+	wantOut, _ := os.ReadFile(strings.TrimSuffix(file, ".ks") + ".out")
+	prefix := file + ":" + itoa(line) + ":"
+	if r.code != 1 {
+		t.Errorf("%s: exit status %d, want 1; stderr:\n%s", who, r.code, r.stderr)
+	}
+	msg := strings.TrimSpace(r.stderr)
+	if !strings.HasPrefix(msg, prefix) || !re.MatchString(msg[len(prefix):]) {
+		t.Errorf("%s: stderr %q, want %s<col>: matching %q", who, msg, prefix, re)
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%s: more than one line on stderr:\n%s", who, msg)
+	}
+	if r.stdout != string(wantOut) {
+		t.Errorf("%s: stdout %q, want %q", who, r.stdout, wantOut)
 	}
 }

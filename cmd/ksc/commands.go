@@ -79,7 +79,7 @@ func compile(c *cli.Context, t *timer) (*ir.Program, error) {
 		return nil, err
 	}
 	t.step("front end")
-	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check-ir"), Warn: warner(c.App.ErrWriter)}); err != nil {
+	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check-ir"), Warn: warner(c.App.ErrWriter), NoOpt: c.Bool("no-opt")}); err != nil {
 		return nil, err
 	}
 	t.step("optimise")
@@ -88,6 +88,9 @@ func compile(c *cli.Context, t *timer) (*ir.Program, error) {
 
 func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
 	t := newTimer(c.Bool("time"), stderr)
+	if c.String("backend") == "eval" {
+		return cmdEval(c, stdout, stderr, t, test)
+	}
 	p, err := compile(c, t)
 	if err != nil {
 		return err
@@ -107,7 +110,7 @@ func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
 		}
 		exe, err = driver.BuildGoWith(c.Context, p, dir, goOptions(c))
 	default:
-		return usagef("unknown backend %q (want c or go)", backend)
+		return usagef("unknown backend %q (want c, go or eval)", backend)
 	}
 	if err != nil {
 		return err
@@ -119,6 +122,43 @@ func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
 		w = io.MultiWriter(stdout, &out)
 	}
 	code, err := driver.Run(c.Context, exe, w, stderr)
+	if err != nil {
+		return err
+	}
+	t.step("run")
+	if code != 0 {
+		return &exitError{code: exitProgram}
+	}
+	if test {
+		return checkTests(out.String(), stderr)
+	}
+	return nil
+}
+
+// cmdEval runs main with the reference evaluator: the typed program, not
+// derived or optimised, so the flags about derivatives and code do not
+// apply.
+func cmdEval(c *cli.Context, stdout, stderr io.Writer, t *timer, test bool) error {
+	paths, err := files(c)
+	if err != nil {
+		return err
+	}
+	for _, f := range []string{"rev", "ad", "threads", "no-opt"} {
+		if c.IsSet(f) {
+			return usagef("--%s does not apply to the evaluator (--backend eval)", f)
+		}
+	}
+	prog, err := driver.Load(paths, driver.Typed)
+	if err != nil {
+		return err
+	}
+	t.step("front end")
+	var out bytes.Buffer
+	w := io.Writer(stdout)
+	if test {
+		w = io.MultiWriter(stdout, &out)
+	}
+	code, err := driver.Eval(prog, w, stderr)
 	if err != nil {
 		return err
 	}
@@ -291,7 +331,7 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 		stdout.Write(text)
 		return nil
 	}
-	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check")}); err != nil {
+	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check"), NoOpt: c.Bool("no-opt")}); err != nil {
 		return err
 	}
 	switch stage {

@@ -109,7 +109,8 @@ func report(err error, stderr io.Writer) int {
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	checkFlag := &cli.BoolFlag{Name: "check-ir", Usage: "run the IR checker after every pass (finds bugs in ksc)"}
-	backendFlag := &cli.StringFlag{Name: "backend", Value: "c", Usage: "backend that compiles the program: c or go"}
+	backendFlag := &cli.StringFlag{Name: "backend", Value: "c", Usage: "backend that compiles the program: c or go; or eval, the reference evaluator, which interprets the typed program (not derived or optimised; it does not run derived functions such as [rev f])"}
+	noOptFlag := &cli.BoolFlag{Name: "no-opt", Usage: "run only the optimiser passes code generation needs (eliminate-lm, inline-prelude, split-bog), none of the rewriting ones"}
 	timeFlag := &cli.BoolFlag{Name: "time", Usage: "print the time each step takes on stderr"}
 	threadsFlag := &cli.BoolFlag{Name: "threads", Usage: "run outer loops on all cores with OpenMP (C only), where the results cannot change"}
 	revFlag := &cli.StringFlag{Name: "rev", Value: "lm", Usage: "how [rev f] is computed: lm (through the Jacobian, accumulating in place) or bog (split reverse mode)"}
@@ -134,7 +135,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Description: "Compiles the files (read as one program) and runs (def main Integer () ...),\n" +
 					"with the program's output on stdout. A runtime error prints its .ks position\n" +
 					"on stderr and exits with status 1.",
-				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag, revFlag, adFlag, threadsFlag},
+				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag, revFlag, adFlag, threadsFlag, noOptFlag},
 				Action: func(c *cli.Context) error { return cmdRun(c, stdout, stderr, false) },
 			},
 			{
@@ -143,7 +144,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				ArgsUsage: "FILE.ks...",
 				Description: "Runs main like `ksc run`; after a line TESTS FOLLOW the program prints, for\n" +
 					"each check, ----, a name and 1 or 0. Fails (status 1) if any check prints 0.",
-				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag, revFlag, adFlag, threadsFlag},
+				Flags:  []cli.Flag{backendFlag, checkFlag, timeFlag, revFlag, adFlag, threadsFlag, noOptFlag},
 				Action: func(c *cli.Context) error { return cmdRun(c, stdout, stderr, true) },
 			},
 			{
@@ -174,7 +175,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "stage", Value: "typed", Usage: "parsed, typed, derived, suf, cl, optimised, bog, c or go"},
 					&cli.BoolFlag{Name: "check", Usage: "run the IR checker after every pass"},
-					revFlag, adFlag,
+					revFlag, adFlag, noOptFlag,
 				},
 				Action: func(c *cli.Context) error { return cmdEmit(c, stdout) },
 			},
@@ -191,7 +192,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "o", Required: true, Usage: "output library `DIR/libNAME.so`"},
 					&cli.StringFlag{Name: "emit-c", Usage: "also write the generated C to `FILE`"},
-					checkFlag, timeFlag, revFlag, adFlag, threadsFlag,
+					checkFlag, timeFlag, revFlag, adFlag, threadsFlag, noOptFlag,
 				},
 				Action: func(c *cli.Context) error { return cmdBuild(c, stderr) },
 			},

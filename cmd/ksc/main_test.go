@@ -285,3 +285,47 @@ func TestInternalErrorStatus(t *testing.T) {
 		t.Errorf("status %d, stderr %q", code, stderr.String())
 	}
 }
+
+func TestRunEval(t *testing.T) {
+	f := write(t, "ex.ks", example)
+	out, errs, code := ksc(t, "run", "--backend", "eval", f)
+	if code != 0 || out != "14\n" {
+		t.Errorf("ksc run --backend eval: status %d, stdout %q, stderr %q", code, out, errs)
+	}
+	bad := write(t, "bad.ks", "(def main Integer ()\n  (let (u (print \"before\\n\")) (print (index 3 (Vec_init 1.0)))))\n")
+	out, errs, code = ksc(t, "run", "--backend", "eval", bad)
+	if want := bad + ":2:38: runtime error: index 3 out of range for size 1\n"; code != exitProgram || out != "before\n" || errs != want {
+		t.Errorf("runtime error: status %d, stdout %q, stderr %q; want %d, %q, %q", code, out, errs, exitProgram, "before\n", want)
+	}
+	rev := write(t, "rev.ks", "(def f Float (x : Float) (mul x x))\n(def main Integer () (print ([rev f] 1.0 1.0)))\n")
+	_, errs, code = ksc(t, "run", "--backend", "eval", rev)
+	if code != exitProgram || !strings.Contains(errs, "the evaluator does not run derived function [rev f]") {
+		t.Errorf("derived function: status %d, stderr %q", code, errs)
+	}
+	_, errs, code = ksc(t, "run", "--backend", "eval", "--rev", "bog", f)
+	if code != exitUsage {
+		t.Errorf("--backend eval --rev bog: status %d, want %d; stderr %q", code, exitUsage, errs)
+	}
+	test := write(t, "t.ks", "(def main Integer () (print \"TESTS FOLLOW\\n----\\nadd\\n\" (eq (add 1 1) 3) \"\\n\"))\n")
+	if _, errs, code = ksc(t, "test", "--backend", "eval", test); code != exitProgram {
+		t.Errorf("ksc test --backend eval with a failing check: status %d, stderr %q", code, errs)
+	}
+}
+
+// The program of issue 22 whose optimised code captured a name computes
+// 0 with the rewriting passes off.
+func TestNoOpt(t *testing.T) {
+	needCC(t)
+	f := write(t, "capture.ks", `(def f Float ((x : Float) (k : Integer))
+  (dot (mul x (constVec 1 x)) (sub (constVec 1 x) (mul x (constVec 1 1.0)))))
+(def main Integer () (print (f 1.7 2) "\n"))
+`)
+	out, errs, code := ksc(t, "run", "--no-opt", f)
+	if code != 0 || out != "0\n" {
+		t.Errorf("ksc run --no-opt: status %d, stdout %q, stderr %q", code, out, errs)
+	}
+	src, errs, code := ksc(t, "emit", "--stage", "optimised", "--no-opt", f)
+	if code != 0 || !strings.Contains(src, "constVec 1 1.0") {
+		t.Errorf("ksc emit --stage optimised --no-opt: status %d, stderr %q\n%s", code, errs, src)
+	}
+}
