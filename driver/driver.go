@@ -166,15 +166,15 @@ func check(files []*syntax.File, stage Stage, opts Options) (prog *ir.Program, e
 		prog, cerr = typecheck.Check(files)
 		return cerr
 	})
-	if err != nil {
+	if err != nil || stage == Typed {
+		// The typed program is as the user wrote it: the reference
+		// evaluator (package eval) runs it so, sharing no rewriting with
+		// the compiler.
 		return prog, err
 	}
 	// From here on no binder rebinds a name in scope, so no rewrite can
 	// capture a name (ir.RenameApart); the IR checker holds every pass to it.
 	ir.RenameApart(prog)
-	if stage == Typed {
-		return prog, nil
-	}
 	dopts := derive.Options{Rev: opts.Rev}
 	if opts.AD == "cps" {
 		dopts.Skip = goemit.Generates

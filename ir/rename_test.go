@@ -8,10 +8,10 @@ import (
 	"github.com/ksc-lang/ksc/ir"
 )
 
-// typed type-checks src (driver.LoadSources renames it apart).
+// typed type-checks and derives src (driver.LoadSources renames it apart after type checking).
 func typed(t *testing.T, src string) *ir.Program {
 	t.Helper()
-	prog, err := driver.LoadSources([]driver.Source{{Name: "t.ks", Text: []byte(src)}}, driver.Typed)
+	prog, err := driver.LoadSources([]driver.Source{{Name: "t.ks", Text: []byte(src)}}, driver.Derived)
 	if err != nil {
 		t.Fatal(err)
 	}
