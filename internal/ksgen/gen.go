@@ -16,13 +16,14 @@ func Generate(seed int64, prefix string) *Program {
 	g.inline = g.chance(6)
 	g.constCond = g.chance(5)
 	g.tensors = g.chance(3)
-	g.ranhash = g.chance(15)
+	g.ranhash = g.chance(30)
 	nv := 1 + g.rng.Intn(4)
-	rec := -1
+	n := []int{0, 1, 1, 2}[g.rng.Intn(4)]
+	rec := -1 // the recursive helper, the first
 	if g.chance(6) {
-		rec = 0
+		rec, n = 0, max(n, 1)
 	}
-	for i, n := 0, []int{0, 1, 1, 1, 2, 2}[g.rng.Intn(6)]; i < n || i <= rec; i++ {
+	for i := 0; i < n; i++ {
 		f := &Func{Name: fmt.Sprintf("%sg%d", prefix, i), Result: tF}
 		if i == rec {
 			f.Params = []Param{{Name: "i", T: tI}, {Name: g.pick("a", "x"), T: tF}, {Name: "b", T: tF}}
@@ -190,7 +191,7 @@ func (g *gen) with(v Param, f func() *Node) *Node {
 
 // expr returns an expression of type t.
 func (g *gen) expr(t Type, depth int) *Node {
-	if depth <= 0 || g.chance(6) {
+	if depth <= 0 || g.chance(5) {
 		return g.atom(t)
 	}
 	d := depth - 1
