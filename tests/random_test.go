@@ -7,8 +7,11 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,9 +20,11 @@ import (
 )
 
 var (
-	randomN     = flag.Int("random.n", 2000, "TestRandomPrograms: how many programs (200 with -short)")
-	randomSeed  = flag.Int64("random.seed", 1, "TestRandomPrograms: the first program's seed")
-	randomBatch = flag.Int("random.batch", 100, "TestRandomPrograms: programs compiled together")
+	randomN      = flag.Int("random.n", 2000, "TestRandomPrograms: how many programs (200 with -short)")
+	randomSeed   = flag.Int64("random.seed", 1, "TestRandomPrograms: the first program's seed")
+	randomBatch  = flag.Int("random.batch", 100, "TestRandomPrograms: programs compiled together")
+	randomSave   = flag.Bool("random.save", true, "TestRandomPrograms: write shrunk failures to testdata/ad/random_SEED.ks")
+	randomShrink = flag.Int("random.shrink", 10, "TestRandomPrograms: shrink at most this many failing programs (shrinking is slow)")
 )
 
 // strategies are the ways of differentiating a program, each with the
@@ -50,6 +55,8 @@ func TestRandomPrograms(t *testing.T) {
 		n = 200
 	}
 	start := time.Now()
+	cov := newCoverage()
+	var shrinks atomic.Int64
 	for first := *randomSeed; first < *randomSeed+int64(n); first += int64(*randomBatch) {
 		last := min(first+int64(*randomBatch), *randomSeed+int64(n))
 		t.Run(fmt.Sprintf("seeds_%d_%d", first, last-1), func(t *testing.T) {
@@ -61,59 +68,204 @@ func TestRandomPrograms(t *testing.T) {
 				seeds = append(seeds, seed)
 			}
 			failing := randomFailures(t, progs)
-			for _, i := range failing {
+			for i, p := range progs {
+				cov.add(p, failing[i])
+			}
+			for i := range progs {
+				if failing[i] == nil {
+					continue
+				}
+				if shrinks.Add(1) > int64(*randomShrink) {
+					t.Errorf("seed %d fails (%s); not shrunk (-random.shrink=%d)", seeds[i], strings.Join(failing[i], ", "), *randomShrink)
+					continue
+				}
 				shrinkAndSave(t, seeds[i], progs[i])
 			}
 		})
 	}
-	t.Cleanup(func() { t.Logf("%d programs from seed %d in %v", n, *randomSeed, time.Since(start).Round(time.Second)) })
+	t.Cleanup(func() {
+		t.Logf("%d programs from seed %d in %v", n, *randomSeed, time.Since(start).Round(time.Second))
+		t.Logf("coverage (programs exercising each construct; failing ones by check):\n%s", cov.table())
+		if n >= 1000 {
+			for _, f := range ksgen.AllFeatures() {
+				if cov.count(f.Name) == 0 {
+					t.Errorf("no program of %d exercises %s (%s)", n, f.Name, f.Doc)
+				}
+			}
+		}
+	})
+}
+
+// coverage counts, for each feature (ksgen.AllFeatures), the programs
+// exercising it, and of those the ones failing each check: "values" (C
+// against Go) and each strategy. The subtests add to it in parallel.
+type coverage struct {
+	mu       sync.Mutex
+	programs map[string]int            // feature -> programs
+	failed   map[string]map[string]int // feature -> check -> failing programs
+}
+
+func newCoverage() *coverage {
+	return &coverage{programs: map[string]int{}, failed: map[string]map[string]int{}}
+}
+
+// add counts a program and the checks it failed.
+func (c *coverage) add(p *ksgen.Program, failedChecks []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range append(p.Features(), "(all)") {
+		c.programs[f]++
+		if c.failed[f] == nil {
+			c.failed[f] = map[string]int{}
+		}
+		for _, ch := range failedChecks {
+			c.failed[f][ch]++
+		}
+	}
+}
+
+// count returns the number of programs exercising a feature.
+func (c *coverage) count(feature string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.programs[feature]
+}
+
+// checkNames are the columns of the coverage table: the C-Go comparison
+// of values, then the strategies.
+func checkNames() []string {
+	out := []string{"values"}
+	for _, s := range strategies {
+		out = append(out, s.rev+" ("+strings.Join(s.backends, ",")+")")
+	}
+	return out
+}
+
+// table returns the coverage as a Markdown table.
+func (c *coverage) table() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	checks := checkNames()
+	fmt.Fprintf(&b, "| construct | programs | failing: %s |\n|---|---|%s\n", strings.Join(checks, " | "), strings.Repeat("---|", len(checks)))
+	names := []string{"(all)"}
+	for _, f := range ksgen.AllFeatures() {
+		names = append(names, f.Name)
+	}
+	for _, name := range names {
+		fmt.Fprintf(&b, "| %s | %d |", name, c.programs[name])
+		for _, ch := range checks {
+			fmt.Fprintf(&b, " %d |", c.failed[name][ch])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // randomFailures runs a batch of programs through the backends and the
-// strategies and returns the indices of those that fail.
-func randomFailures(t *testing.T, progs []*ksgen.Program) []int {
+// strategies and returns, for each program that fails, the checks it
+// fails (checkNames).
+func randomFailures(t *testing.T, progs []*ksgen.Program) map[int][]string {
 	t.Helper()
-	bad := map[int]bool{}
+	bad := map[int][]string{}
 	byName := map[string]int{}
-	var prelude strings.Builder
 	var checks []*check
 	for i, p := range progs {
-		prelude.WriteString(p.Defs())
 		args, dr := p.Specs()
 		c := &check{name: p.Entry().Name, args: specs(args), dr: spec(dr), fd: true}
 		checks = append(checks, c)
 		byName[c.name] = i
 	}
+	names := checkNames()
 	// The values, through both backends.
-	for _, i := range differingValues(t, prelude.String(), checks) {
-		bad[i] = true
+	all := make([]int, len(progs))
+	for i := range all {
+		all[i] = i
+	}
+	for _, i := range differingValues(t, progs, checks, all) {
+		bad[i] = append(bad[i], names[0])
 	}
 	// The derivatives, by every strategy.
-	for _, s := range strategies {
-		probs, err := evalChecks(t.TempDir(), "random", prelude.String(), checks, 1, false, s.rev, s.backends, randomCC())
-		if err != nil {
-			// The batch does not build or run: find the programs that
-			// do not, one by one.
-			for i, c := range checks {
-				if _, err := evalChecks(t.TempDir(), "random", "", []*check{withSrc(c, progs[i])}, 1, false, s.rev, s.backends, randomCC()); err != nil {
-					t.Errorf("%s (--rev/--ad %s): %v", c.name, s.rev, err)
-					bad[i] = true
-				}
+	for k, s := range strategies {
+		for _, p := range strategyFailures(t, progs, checks, all, s.rev, s.backends) {
+			if p.check == "" {
+				continue
 			}
-			continue
-		}
-		for _, p := range probs {
-			t.Errorf("--rev/--ad %s: %s", s.rev, p.msg)
-			bad[byName[p.check]] = true
-		}
-	}
-	var out []int
-	for i := range progs {
-		if bad[i] {
-			out = append(out, i)
+			i := byName[p.check]
+			if l := bad[i]; len(l) == 0 || l[len(l)-1] != names[k+1] {
+				bad[i] = append(bad[i], names[k+1])
+			}
 		}
 	}
-	return out
+	return bad
+}
+
+// allDefs returns the definitions of programs.
+func allDefs(progs []*ksgen.Program) string {
+	var b strings.Builder
+	for _, p := range progs {
+		b.WriteString(p.Defs())
+	}
+	return b.String()
+}
+
+// strategyFailures checks the derivatives of the programs at indices
+// which, compiled together, by one strategy, and reports (t.Errorf) and
+// returns the problems. When they do not build or run together, it takes
+// out the program the error names (culprit) and tries the rest, or, when
+// the error names none, halves the set.
+func strategyFailures(t *testing.T, progs []*ksgen.Program, checks []*check, which []int, rev string, backends []string) []problem {
+	t.Helper()
+	var sub []*ksgen.Program
+	var cs []*check
+	for _, i := range which {
+		sub = append(sub, progs[i])
+		cs = append(cs, checks[i])
+	}
+	probs, err := evalChecks(t.TempDir(), "random", allDefs(sub), cs, 1, false, rev, backends, randomCC())
+	if err != nil {
+		if k := culprit(err, sub); k >= 0 || len(which) == 1 {
+			k = max(k, 0)
+			t.Errorf("%s (--rev/--ad %s): %v", cs[k].name, rev, err)
+			rest := append(append([]int(nil), which[:k]...), which[k+1:]...)
+			if len(rest) == 0 {
+				return []problem{{cs[k].name, err.Error()}}
+			}
+			return append([]problem{{cs[k].name, err.Error()}}, strategyFailures(t, progs, checks, rest, rev, backends)...)
+		}
+		h := len(which) / 2
+		return append(strategyFailures(t, progs, checks, which[:h], rev, backends),
+			strategyFailures(t, progs, checks, which[h:], rev, backends)...)
+	}
+	for _, p := range probs {
+		t.Errorf("--rev/--ad %s: %s", rev, p.msg)
+	}
+	return probs
+}
+
+// culprit returns the index in progs of the program an error is about, or
+// -1: the one whose names (pSEED_...) the error mentions, or the one
+// whose definitions hold the line of a position it gives (the programs'
+// definitions start the file, one after the other).
+func culprit(err error, progs []*ksgen.Program) int {
+	msg := err.Error()
+	for i, p := range progs {
+		if strings.Contains(msg, strings.TrimSuffix(p.Entry().Name, "f")) {
+			return i
+		}
+	}
+	m := regexp.MustCompile(`\.ks:(\d+):`).FindStringSubmatch(msg)
+	if m == nil {
+		return -1
+	}
+	line, _ := strconv.Atoi(m[1])
+	for i, p := range progs {
+		line -= strings.Count(p.Defs(), "\n")
+		if line <= 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 func specs(ss []string) []spec {
@@ -124,23 +276,22 @@ func specs(ss []string) []spec {
 	return out
 }
 
-// withSrc returns the check with the program's definitions as its source.
-func withSrc(c *check, p *ksgen.Program) *check {
-	d := *c
-	d.src = p.Defs()
-	return &d
-}
-
-// differingValues prints every check's function at two points through the
-// C and Go backends and returns the indices whose values differ by more
-// than 1e-12 relative (Floats) or at all (the rest of the text).
-func differingValues(t *testing.T, prelude string, checks []*check) []int {
+// differingValues prints the functions of the checks at indices which at
+// two points each through the C and Go backends and returns the indices
+// whose values differ by more than 1e-12 relative (Floats) or at all (the
+// rest of the text). When the programs do not build or run together, it
+// takes out the one the error names (culprit), or halves the set, until
+// it finds those that do not on their own, which fail too.
+func differingValues(t *testing.T, progs []*ksgen.Program, checks []*check, which []int) []int {
 	t.Helper()
 	rng := rand.New(rand.NewSource(2))
 	var b strings.Builder
-	b.WriteString(prelude)
+	for _, i := range which {
+		b.WriteString(progs[i].Defs())
+	}
 	b.WriteString("(def main Integer ()\n  (print")
-	for _, c := range checks {
+	for _, i := range which {
+		c := checks[i]
 		for k := 0; k < 2; k++ {
 			x, _, _ := c.point(rng)
 			fmt.Fprintf(&b, "\n    %q (%s %s) \"\\n\"", c.name+" ", c.name, x)
@@ -154,11 +305,25 @@ func differingValues(t *testing.T, prelude string, checks []*check) []int {
 	out := map[string]string{}
 	for _, be := range []string{"c", "go"} {
 		r, err := tryProgram(be, driver.Options{}, randomCC(), t.TempDir(), file)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil && r.code != 0 {
+			err = fmt.Errorf("%s backend: status %d\n%s", be, r.code, r.stderr)
 		}
-		if r.code != 0 {
-			t.Fatalf("%s backend: status %d\n%s", be, r.code, r.stderr)
+		if err != nil {
+			var sub []*ksgen.Program
+			for _, i := range which {
+				sub = append(sub, progs[i])
+			}
+			if k := culprit(err, sub); k >= 0 || len(which) == 1 {
+				k = max(k, 0)
+				t.Errorf("%s: %v", checks[which[k]].name, err)
+				rest := append(append([]int(nil), which[:k]...), which[k+1:]...)
+				if len(rest) == 0 {
+					return which[k : k+1]
+				}
+				return append([]int{which[k]}, differingValues(t, progs, checks, rest)...)
+			}
+			h := len(which) / 2
+			return append(differingValues(t, progs, checks, which[:h]), differingValues(t, progs, checks, which[h:])...)
 		}
 		out[be] = r.stdout
 	}
@@ -175,7 +340,9 @@ func differingValues(t *testing.T, prelude string, checks []*check) []int {
 		if !sameValues(lc[k], lg[k]) {
 			name := strings.Fields(lc[k])[0]
 			t.Errorf("%s: C prints %q, Go %q", name, lc[k], lg[k])
-			bad = append(bad, idx[name])
+			if l := len(bad); l == 0 || bad[l-1] != idx[name] {
+				bad = append(bad, idx[name])
+			}
 		}
 	}
 	return bad
@@ -233,6 +400,10 @@ func shrinkAndSave(t *testing.T, seed int64, p *ksgen.Program) {
 	args, dr := p.Specs()
 	src := fmt.Sprintf("; Found by TestRandomPrograms (seed %d), shrunk.\n; CHECK %s %s -> %s\n%s",
 		seed, p.Entry().Name, strings.Join(args, " "), dr, p.Defs())
+	if !*randomSave {
+		t.Errorf("seed %d fails; shrunk (not saved, -random.save=false):\n%s", seed, src)
+		return
+	}
 	file := filepath.Join("testdata", "ad", fmt.Sprintf("random_%d.ks", seed))
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)

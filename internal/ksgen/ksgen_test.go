@@ -13,6 +13,7 @@ import (
 // programs: one that does not check is a bug in the generator.
 func TestGeneratedProgramsCheck(t *testing.T) {
 	dir := t.TempDir()
+	failed := 0
 	for seed := int64(0); seed < 1000; seed++ {
 		p := Generate(seed, "p_")
 		file := filepath.Join(dir, "p.ks")
@@ -24,7 +25,10 @@ func TestGeneratedProgramsCheck(t *testing.T) {
 			err = driver.Optimise(prog, driver.Options{CheckIR: true})
 		}
 		if err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, p)
+			t.Errorf("seed %d: %v\n%s", seed, err, p)
+			if failed++; failed == 10 {
+				t.Fatal("10 programs failed; stopping")
+			}
 		}
 	}
 }
@@ -67,4 +71,67 @@ func TestShrink(t *testing.T) {
 		return
 	}
 	t.Fatal("no seed gave a program with sin")
+}
+
+// TestFeatureCoverage: every feature of AllFeatures is exercised by some
+// of 1000 generated programs, and Features names no other.
+func TestFeatureCoverage(t *testing.T) {
+	count := map[string]int{}
+	for seed := int64(0); seed < 1000; seed++ {
+		for _, f := range Generate(seed, "p_").Features() {
+			count[f]++
+		}
+	}
+	known := map[string]bool{}
+	for _, f := range AllFeatures() {
+		known[f.Name] = true
+		if count[f.Name] == 0 {
+			t.Errorf("no program of 1000 exercises %s (%s)", f.Name, f.Doc)
+		}
+	}
+	for name := range count {
+		if !known[name] {
+			t.Errorf("Features gives %q, which AllFeatures does not list", name)
+		}
+	}
+}
+
+// TestShrinkKeepsFixedNodes: shrinking under a synthetic failure (the
+// program indexes or recurses) leaves the indices, sizes and recursion
+// guards the generator keeps in range as they were.
+func TestShrinkKeepsFixedNodes(t *testing.T) {
+	fails := func(p *Program) bool {
+		s := p.String()
+		return strings.Contains(s, "(index ") || strings.Contains(s, "(sub i 1)")
+	}
+	shrunk := 0
+	for seed := int64(0); seed < 300; seed++ {
+		p := Generate(seed, "p_")
+		if !fails(p) {
+			continue
+		}
+		fixed := map[string]bool{}
+		for _, f := range p.Funcs {
+			for _, n := range allNodes(f.Body) {
+				if n.Fixed {
+					fixed[n.String()] = true
+				}
+			}
+		}
+		q := Shrink(p, fails)
+		shrunk++
+		for _, f := range q.Funcs {
+			for _, n := range allNodes(f.Body) {
+				if n.Fixed && !fixed[n.String()] {
+					t.Errorf("seed %d: a fixed node became %s", seed, n)
+				}
+				if n.Hold && !n.Kids[0].Fixed {
+					t.Errorf("seed %d: the guard of a recursion lost its condition: %s", seed, n)
+				}
+			}
+		}
+	}
+	if shrunk < 10 {
+		t.Errorf("only %d programs index or recurse", shrunk)
+	}
 }
