@@ -20,7 +20,7 @@ import (
 )
 
 var (
-	randomN      = flag.Int("random.n", 2000, "TestRandomPrograms: how many programs (200 with -short)")
+	randomN      = flag.Int("random.n", 300, "TestRandomPrograms: how many programs (100 with -short); .ci/run runs 10,000")
 	randomSeed   = flag.Int64("random.seed", 1, "TestRandomPrograms: the first program's seed")
 	randomBatch  = flag.Int("random.batch", 100, "TestRandomPrograms: programs compiled together")
 	randomSave   = flag.Bool("random.save", true, "TestRandomPrograms: write shrunk failures to testdata/ad/random_SEED.ks")
@@ -52,7 +52,7 @@ func TestRandomPrograms(t *testing.T) {
 	needCC(t)
 	n := *randomN
 	if testing.Short() {
-		n = 200
+		n = 100
 	}
 	start := time.Now()
 	cov := newCoverage()
@@ -276,37 +276,81 @@ func specs(ss []string) []spec {
 	return out
 }
 
-// differingValues prints the functions of the checks at indices which at
-// two points each through the C and Go backends and returns the indices
-// whose values differ by more than 1e-12 relative (Floats) or at all (the
-// rest of the text). When the programs do not build or run together, it
-// takes out the one the error names (culprit), or halves the set, until
-// it finds those that do not on their own, which fail too.
+// valueRuns are the ways the values program runs: the reference
+// evaluator of the program as written (package eval), whose output the
+// others must reproduce, the backends, and C with the rewriting passes
+// off. Those marked fwd also print forward mode, checked against central
+// differences computed by the evaluator.
+var valueRuns = []struct {
+	name, backend string
+	opts          driver.Options
+	fwd           bool
+}{
+	{"eval", "eval", driver.Options{}, false},
+	{"C", "c", driver.Options{}, true},
+	{"Go", "go", driver.Options{}, true},
+	{"C --no-opt", "c", driver.Options{NoOpt: true}, true},
+}
+
+// differingValues checks the entry functions of the checks at indices
+// which against the reference evaluator and returns the indices of those
+// that fail. Each run of valueRuns prints, for every function, its value
+// at two random points (lines "NAME v1 ..." and "NAME v2 ...") and the
+// central difference <dr, (f(x + h dx) - f(x - h dx)) / 2h> at a third
+// ("NAME fd ..."); the compiled runs also print <dr, [fwd f](x, dx)>
+// ("NAME fwd ..."). Values must equal the evaluator's as printed (%g,
+// within a unit of the last digit); forward mode must be within 5e-5
+// (relative, with a floor of 1e-3) of the evaluator's central difference,
+// so the derivative is checked against a computation that shares nothing
+// with derive, linmap or the optimiser. When the programs do not build or
+// run together, it takes out the one the error names (culprit), or halves
+// the set, until it finds those that do not on their own, which fail too.
 func differingValues(t *testing.T, progs []*ksgen.Program, checks []*check, which []int) []int {
 	t.Helper()
 	rng := rand.New(rand.NewSource(2))
-	var b strings.Builder
+	var defs, lines, fwdLines strings.Builder
 	for _, i := range which {
-		b.WriteString(progs[i].Defs())
-	}
-	b.WriteString("(def main Integer ()\n  (print")
-	for _, i := range which {
+		defs.WriteString(progs[i].Defs())
 		c := checks[i]
-		for k := 0; k < 2; k++ {
+		for k := 1; k <= 2; k++ {
 			x, _, _ := c.point(rng)
-			fmt.Fprintf(&b, "\n    %q (%s %s) \"\\n\"", c.name+" ", c.name, x)
+			fmt.Fprintf(&lines, "\n    %q (%s %s) \"\\n\"", fmt.Sprintf("%s v%d ", c.name, k), c.name, x)
 		}
+		x, dx, dr := c.point(rng)
+		fmt.Fprintf(&lines, `
+    %[1]q (let ((h 1e-6) (x %[3]s) (dx %[4]s) (dr %[5]s))
+      (div (sub (ts_dot (%[2]s (ts_add x (ts_scale h dx))) dr)
+                (ts_dot (%[2]s (ts_add x (ts_scale (neg h) dx))) dr))
+           (mul 2.0 h))) "\n"`, c.name+" fd ", c.name, x, dx, dr)
+		fmt.Fprintf(&fwdLines, "\n    %q (ts_dot ([fwd %s] %s %s) %s) \"\\n\"", c.name+" fwd ", c.name, x, dx, dr)
 	}
-	b.WriteString("))\n")
-	file := filepath.Join(t.TempDir(), "values.ks")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	write := func(name, main string) string {
+		file := filepath.Join(dir, name)
+		src := defs.String() + "(def main Integer ()\n  (print" + main + "))\n"
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
 	}
-	out := map[string]string{}
-	for _, be := range []string{"c", "go"} {
-		r, err := tryProgram(be, driver.Options{}, randomCC(), t.TempDir(), file)
-		if err == nil && r.code != 0 {
-			err = fmt.Errorf("%s backend: status %d\n%s", be, r.code, r.stderr)
+	plain := write("values.ks", lines.String())
+	withFwd := write("values_fwd.ks", lines.String()+fwdLines.String())
+	idx := map[string]int{}
+	for i, c := range checks {
+		idx[c.name] = i
+	}
+	outs := make([]map[string]string, len(valueRuns))
+	for r, run := range valueRuns {
+		file := plain
+		if run.fwd {
+			file = withFwd
+		}
+		res, err := tryProgram(run.backend, run.opts, randomCC(), t.TempDir(), file)
+		if err == nil && res.code != 0 {
+			err = fmt.Errorf("%s: status %d\n%s", run.name, res.code, res.stderr)
+		}
+		if err == nil && res.warnings != "" {
+			err = fmt.Errorf("%s: the C compiler warned:\n%s", run.name, res.warnings)
 		}
 		if err != nil {
 			var sub []*ksgen.Program
@@ -325,32 +369,51 @@ func differingValues(t *testing.T, progs []*ksgen.Program, checks []*check, whic
 			h := len(which) / 2
 			return append(differingValues(t, progs, checks, which[:h]), differingValues(t, progs, checks, which[h:])...)
 		}
-		out[be] = r.stdout
+		outs[r] = map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+			f := strings.SplitN(line, " ", 3)
+			if len(f) == 3 {
+				outs[r][f[0]+" "+f[1]] = f[2]
+			}
+		}
 	}
-	lc, lg := strings.Split(out["c"], "\n"), strings.Split(out["go"], "\n")
-	if len(lc) != len(lg) {
-		t.Fatalf("the backends print %d and %d lines", len(lc), len(lg))
-	}
-	idx := map[string]int{}
-	for i, c := range checks {
-		idx[c.name] = i
-	}
+	failed := map[int]bool{}
 	var bad []int
-	for k := range lc {
-		if !sameValues(lc[k], lg[k]) {
-			name := strings.Fields(lc[k])[0]
-			t.Errorf("%s: C prints %q, Go %q", name, lc[k], lg[k])
-			if l := len(bad); l == 0 || bad[l-1] != idx[name] {
-				bad = append(bad, idx[name])
+	fail := func(name, format string, args ...any) {
+		t.Errorf("%s: "+format, append([]any{name}, args...)...)
+		if i := idx[name]; !failed[i] {
+			failed[i] = true
+			bad = append(bad, i)
+		}
+	}
+	ref := outs[0]
+	for _, i := range which {
+		name := checks[i].name
+		for r, run := range valueRuns[1:] {
+			out := outs[r+1]
+			for _, tag := range []string{"v1", "v2"} {
+				want, got := ref[name+" "+tag], out[name+" "+tag]
+				if want == "" || !sameValues(want, got, 1e-5) {
+					fail(name, "%s prints %q, the evaluator %q (%s)", run.name, got, want, tag)
+				}
+			}
+			fd, err1 := strconv.ParseFloat(ref[name+" fd"], 64)
+			an, err2 := strconv.ParseFloat(out[name+" fwd"], 64)
+			if err1 != nil || err2 != nil {
+				fail(name, "%s: cannot read forward mode %q or the evaluator's central difference %q", run.name, out[name+" fwd"], ref[name+" fd"])
+			} else if e := math.Abs(fd-an) / (1e-3 + math.Abs(an)); !(e <= 5e-5) {
+				fail(name, "%s: forward mode %g differs from the evaluator's central difference %g by %g (relative)", run.name, an, fd, e)
 			}
 		}
 	}
 	return bad
 }
 
-// sameValues compares two printed lines: numbers within 1e-12 relative,
-// everything else exactly.
-func sameValues(a, b string) bool {
+// sameValues compares two printed lines: numbers within rel relative
+// (a printed Float has six significant digits, so values that differ in
+// the last bits may differ by a unit of the sixth), everything else
+// exactly.
+func sameValues(a, b string, rel float64) bool {
 	split := func(s string) []string {
 		return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '(' || r == ')' || r == ',' || r == '[' || r == ']' })
 	}
@@ -364,7 +427,7 @@ func sameValues(a, b string) bool {
 		}
 		x, err1 := strconv.ParseFloat(fa[i], 64)
 		y, err2 := strconv.ParseFloat(fb[i], 64)
-		if err1 != nil || err2 != nil || !(math.Abs(x-y) <= 1e-12*math.Max(math.Abs(x), math.Abs(y))) {
+		if err1 != nil || err2 != nil || !(math.Abs(x-y) <= rel*math.Max(math.Abs(x), math.Abs(y))+1e-300) {
 			return false
 		}
 	}

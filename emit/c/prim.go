@@ -345,6 +345,13 @@ func (f *fn) template(e *ir.Call, sc *env) string {
 	p := e.Prim
 	args := f.parts(e, sc)
 	s := p.C
+	if len(args) == 2 && args[0] == args[1] && strings.HasPrefix(s, "($0 ") && strings.HasSuffix(s, " $1)") {
+		// (gt k k) is what the user wrote (the optimiser folds it, but
+		// not with --no-opt); gcc warns of a self-comparison
+		// (-Wtautological-compare) unless one side is spelled apart. A
+		// unary plus changes no value.
+		args[1] = "+" + args[1]
+	}
 	for i := len(args) - 1; i >= 0; i-- {
 		key := "$" + strconv.Itoa(i)
 		if strings.Count(s, key) > 1 {
