@@ -47,6 +47,9 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		t := at(0)
 		v := f.atom(parts[0], t)
 		if t.Rank == 1 {
+			// The C compiler learns that the size is at most
+			// KS_MAX_COUNT (see "Sizes" in ksc_runtime.h).
+			f.line("ks_assume_size(%s.size, sizeof *%s.data);", v, v)
 			return v + ".size"
 		}
 		fields := make([]string, t.Rank)
@@ -189,7 +192,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 			x := f.atom(f.apply(lam, i, sc), pair)
 			idx := f.atom(x+".f0", idxT)
 			sizes := sizesOf(r, e.T.Rank)
-			f.line("%s;", f.checkIndex(idx, idxT, sizes, ps))
+			f.line("%s;", f.checkIndex(idx, idxT, r, sizes, ps))
 			slot := r + ".data[" + flatOf(idx, sizes, idxT) + "]"
 			f.addTo(slot, x+".f1", valT, ps)
 		})
@@ -554,15 +557,16 @@ func (f *fn) flatIndex(rank int, idx, v, ps string) string {
 	sizes := sizesOf(v, rank)
 	t := types.IndexType(rank)
 	if !f.inBounds(idx, t, sizes) {
-		f.line("%s;", f.checkIndex(idx, t, sizes, ps))
+		f.line("%s;", f.checkIndex(idx, t, v, sizes, ps))
 	}
 	return flatOf(idx, sizes, t)
 }
 
-// checkIndex returns a statement that fails unless idx is within sizes.
-func (f *fn) checkIndex(idx string, t *types.Type, sizes []string, ps string) string {
+// checkIndex returns a statement that fails unless idx is within sizes,
+// the sizes of tensor v.
+func (f *fn) checkIndex(idx string, t *types.Type, v string, sizes []string, ps string) string {
 	if t.Kind == types.Integer {
-		return fmt.Sprintf("ks_check_index(ctx, %s, %s, %s)", ps, idx, sizes[0])
+		return fmt.Sprintf("ks_check_index(ctx, %s, %s, %s, sizeof *%s.data)", ps, idx, sizes[0], v)
 	}
 	comps := make([]string, len(sizes))
 	for d := range sizes {

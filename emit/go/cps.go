@@ -160,16 +160,18 @@ func (s scope) push(ks, g, cell string) scope {
 
 func (s scope) cell(ks string) string { return s.cells.lookup(ks) }
 
-// active reports whether e needs a cell: its type has Floats and a free
-// variable of e has a cell.
+// active reports whether e needs a cell (or a tangent, in forward mode):
+// a variable with a cell reaches it through subexpressions whose types
+// have Floats. A value without a Float (an Integer, a Bool, an index)
+// has no tangent, so it is a constant to differentiation even when it is
+// computed from an active argument: (size v), or the condition of an if.
+// What depends on the arguments only through such values is a constant
+// too, computed by the ordinary backend: ($ranhashdoub (size v)).
 func active(e ir.Expr, sc scope) bool {
-	if !e.Type().Contains(types.Float) {
-		return false
-	}
 	found := false
 	var walk func(e ir.Expr, bound map[string]bool)
 	walk = func(e ir.Expr, bound map[string]bool) {
-		if found {
+		if found || !e.Type().Contains(types.Float) {
 			return
 		}
 		with := func(vs ...*ir.Var) map[string]bool {
@@ -233,6 +235,24 @@ func (g *fn) cellType(t *types.Type, p syntax.Pos) *jen.Statement {
 func (g *fn) use(base string, code jen.Code) string {
 	name := g.fresh(base)
 	g.stmt(jen.Id(name).Op(":=").Add(code))
+	g.stmt(jen.Id("_").Op("=").Id(name))
+	return name
+}
+
+// varOf declares a Go variable of Go type t, holding init or, if init
+// is nil, t's zero value, and marks it used: what the translation
+// declares before it knows whether the rest reads it (the tangent of an
+// if whose value is used only through its size, say) must not be a Go
+// error. Every variable of the CPS and dual versions is declared by it,
+// by use, or by declare with unused set, except the continuations and
+// loop closures, which are always called.
+func (g *fn) varOf(base string, t jen.Code, init jen.Code) string {
+	name := g.fresh(base)
+	decl := jen.Var().Id(name).Add(t)
+	if init != nil {
+		decl = decl.Op("=").Add(init)
+	}
+	g.stmt(decl)
 	g.stmt(jen.Id("_").Op("=").Id(name))
 	return name
 }
@@ -711,8 +731,7 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 			}
 		}
 		g.stmt(jen.If(empty).Block(g.fail(p, "sumbuild over an empty range")))
-		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)))
+		acc := g.varOf("acc", g.e.gotype(e.T), nil)
 		if e.T.Kind == types.Float {
 			g.stmt(jen.Id(acc).Op("=").Qual("math", "Copysign").Call(jen.Lit(0.0), jen.Lit(-1.0)))
 		}
@@ -720,8 +739,7 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 	} else {
 		r = g.newTensor(e.T, sz, p)
 	}
-	rc := g.fresh("rc")
-	g.stmt(jen.Var().Id(rc).Add(g.cellType(e.T, p)))
+	rc := g.varOf("rc", g.cellType(e.T, p), nil)
 	loop, i := g.fresh("loop"), g.fresh("i")
 	g.stmt(jen.Var().Id(loop).Func().Params(jen.Int64()))
 	body := g.block(func() {

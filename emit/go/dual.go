@@ -188,9 +188,8 @@ func (g *fn) dual(e ir.Expr, sc scope) tval {
 		return tval{v: field(x.v, e.I-1), dv: dv, t: e.T}
 	case *ir.If:
 		c := g.atom(g.expr(e.Cond, sc.p), types.BoolType)
-		r, dr := g.fresh("r"), g.fresh("dr")
-		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)))
-		g.stmt(jen.Var().Id(dr).Add(g.e.gotype(tangent(e.T, p))))
+		r := g.varOf("r", g.e.gotype(e.T), nil)
+		dr := g.varOf("dr", g.e.gotype(tangent(e.T, p)), nil)
 		branch := func(b ir.Expr) []jen.Code {
 			return g.block(func() {
 				m := g.dual(b, sc)
@@ -372,10 +371,9 @@ func (g *fn) dualBuild(e *ir.Call, sc scope) tval {
 		}
 	}
 	g.stmt(jen.If(empty).Block(g.fail(p, "sumbuild over an empty range")))
-	acc, dacc, first := g.fresh("acc"), g.fresh("dacc"), g.fresh("first")
-	g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)))
-	g.stmt(jen.Var().Id(dacc).Add(g.e.gotype(dt)))
-	g.stmt(jen.Id(first).Op(":=").True())
+	acc := g.varOf("acc", g.e.gotype(e.T), nil)
+	dacc := g.varOf("dacc", g.e.gotype(dt), nil)
+	first := g.varOf("first", jen.Bool(), jen.True())
 	g.loop(sz, func(idx, _ val) {
 		y := g.dual(lam.Body, g.bindT(sc, lam.Param, tval{v: idx, t: it}))
 		dy := g.tanOf(&y, p)
@@ -401,9 +399,8 @@ func (g *fn) dualFold(e *ir.Call, sc scope) tval {
 	a0, v := g.dual(e.Args[1], sc), g.dual(e.Args[2], sc)
 	da0 := g.tanOf(&a0, p)
 	accT, pt := e.T, lam.Param.T
-	a, da := g.fresh("a"), g.fresh("da")
-	g.stmt(jen.Var().Id(a).Add(g.e.gotype(accT)).Op("=").Add(a0.v.code))
-	g.stmt(jen.Var().Id(da).Add(g.e.gotype(tangent(accT, p))).Op("=").Id(da0))
+	a := g.varOf("a", g.e.gotype(accT), a0.v.code)
+	da := g.varOf("da", g.e.gotype(tangent(accT, p)), jen.Id(da0))
 	g.loop(sizesOf(v.v, v.t), func(_, i val) {
 		x := tval{v: g.temp(pureOf(v.v.c().Index(i.code)), v.t.Elem), t: v.t.Elem}
 		if v.dv != "" {

@@ -31,10 +31,12 @@
 #if defined(__GNUC__)
 #define KS_UNUSED __attribute__((unused))
 #define KS_NORETURN __attribute__((noreturn))
+#define KS_ALWAYS_INLINE __attribute__((always_inline))
 #define KS_EXPORT __attribute__((visibility("default")))
 #else
 #define KS_UNUSED
 #define KS_NORETURN
+#define KS_ALWAYS_INLINE
 #define KS_EXPORT
 #endif
 
@@ -118,11 +120,44 @@ static KS_UNUSED void *ks_alloc(ks_ctx *ctx, size_t bytes) {
   return p;
 }
 
-/* ks_alloc_array allocates n elements of size elem, failing on overflow. */
-static KS_UNUSED void *ks_alloc_array(ks_ctx *ctx, const char *pos, int64_t n, size_t elem) {
+/* Sizes. A tensor's elements are one C object, of at most PTRDIFF_MAX
+ * bytes (pointer arithmetic beyond is undefined), so a tensor of elements
+ * of size elem has at most KS_MAX_COUNT(elem) of them: ks_alloc_array
+ * fails beyond. The C compiler must know it too. Integer arithmetic wraps
+ * (ks_iadd), so from (gt (add (size v) 1) (size v)) being false gcc
+ * concludes that the size is INT64_MAX, and from (gt (add k 1) k) being
+ * false that k is; it then warns that a loop over v, or over a new
+ * (constVec k x), "invokes undefined behavior" at iteration 2^61 - 1
+ * (-Waggressive-loop-optimizations), in code that cannot run. So the
+ * bound is stated wherever the generated code learns a size: where a
+ * program reads the size of a vector (ks_assume_size), where it indexes
+ * one (ks_check_index), and where it allocates a tensor (ks_alloc_array).
+ * These are always inlined, even with -Os, so that the compiler sees the
+ * bound at the call. */
+#define KS_MAX_COUNT(elem) ((uint64_t)PTRDIFF_MAX / (uint64_t)((elem) ? (elem) : 1))
+
+#if defined(__GNUC__)
+#define KS_ASSUME(c) ((c) ? (void)0 : __builtin_unreachable())
+#else
+#define KS_ASSUME(c) ((void)0)
+#endif
+
+/* ks_assume_size tells the C compiler that n, the size of a vector of
+ * elements of size elem, is within 0 .. KS_MAX_COUNT(elem). */
+static inline KS_UNUSED KS_ALWAYS_INLINE void ks_assume_size(int64_t n, size_t elem) {
+  KS_ASSUME((uint64_t)n <= KS_MAX_COUNT(elem));
+}
+
+static KS_UNUSED KS_NORETURN void ks_fail_size(ks_ctx *ctx, const char *pos, int64_t n) {
   if (n < 0) ks_fail(ctx, pos, "negative size %" PRId64, n);
+  ks_fail_code(ctx, KS_ERR_MEMORY, pos, "size %" PRId64 " too large", n);
+}
+
+/* ks_alloc_array allocates n elements of size elem, failing on a negative
+ * n or one above KS_MAX_COUNT(elem). */
+static inline KS_UNUSED KS_ALWAYS_INLINE void *ks_alloc_array(ks_ctx *ctx, const char *pos, int64_t n, size_t elem) {
+  if ((uint64_t)n > KS_MAX_COUNT(elem)) ks_fail_size(ctx, pos, n);
   if (n == 0) return NULL;
-  if ((uint64_t)n > SIZE_MAX / (elem ? elem : 1)) ks_fail_code(ctx, KS_ERR_MEMORY, pos, "size %" PRId64 " too large", n);
   return ks_alloc(ctx, (size_t)n * elem);
 }
 
@@ -319,7 +354,10 @@ static KS_UNUSED double ks_ranhashdoub(int64_t in) {
 }
 
 /* Index checks. */
-static inline KS_UNUSED void ks_check_index(ks_ctx *ctx, const char *pos, int64_t i, int64_t n) {
+/* ks_check_index fails unless i indexes a vector of n elements of size
+ * elem. */
+static inline KS_UNUSED KS_ALWAYS_INLINE void ks_check_index(ks_ctx *ctx, const char *pos, int64_t i, int64_t n, size_t elem) {
+  ks_assume_size(n, elem);
   if ((uint64_t)i >= (uint64_t)n) ks_fail(ctx, pos, "index %" PRId64 " out of range for size %" PRId64, i, n);
 }
 
