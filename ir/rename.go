@@ -26,19 +26,15 @@ func RenameApart(p *Program) {
 	p.NoShadow = true
 }
 
-// RenameApartExpr returns e with every binder that rebinds a name in
-// scope renamed, scope holding the names bound around e.
-func RenameApartExpr(e Expr, scope map[string]bool, ns *Names) Expr {
+// renameApart returns e with every binder that rebinds a name in scope
+// renamed, scope holding the names bound around e.
+func renameApart(e Expr, scope map[string]bool, ns *Names) Expr {
 	r := &renamer{ns: ns, to: map[string]string{}, scope: map[string]bool{}}
 	for n := range scope {
 		r.scope[n] = true
 		r.to[n] = n
 	}
 	return r.expr(e)
-}
-
-func renameApart(e Expr, scope map[string]bool, ns *Names) Expr {
-	return RenameApartExpr(e, scope, ns)
 }
 
 // FreshBinders returns a copy of e in which every binder has a fresh
