@@ -19,8 +19,9 @@ type Pass struct {
 	// Required says code generation needs the pass: it runs even when
 	// Options.NoRewrite turns the rewriting passes off.
 	Required bool
-	// Expands says the pass inserts code (an inlined body) whose binders
-	// may rebind names in scope where it lands; Run renames them apart
+	// Expands says the pass inserts code (an inlined body, or primal code
+	// the split copies into a record's branch or recomputes in the
+	// reverse pass) whose binders may rebind names in scope where it lands; Run renames them apart
 	// afterwards (ir.RenameApart). Every other pass must keep the program
 	// free of shadowing, which the IR checker enforces.
 	Expands bool
@@ -49,7 +50,7 @@ var Passes = []Pass{
 	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude, Required: true, Expands: true},
 	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested, Expands: true},
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
-	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true},
+	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true, Expands: true},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
 	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
 }
