@@ -184,7 +184,7 @@ func randomFailures(t *testing.T, progs []*ksgen.Program) map[int][]string {
 	for i := range all {
 		all[i] = i
 	}
-	for _, i := range differingValues(t, progs, checks, all) {
+	for _, i := range differingValues(t, t.Errorf, progs, checks, all) {
 		bad[i] = append(bad[i], names[0])
 	}
 	// The derivatives, by every strategy.
@@ -307,7 +307,7 @@ var valueRuns = []struct {
 // with derive, linmap or the optimiser. When the programs do not build or
 // run together, it takes out the one the error names (culprit), or halves
 // the set, until it finds those that do not on their own, which fail too.
-func differingValues(t *testing.T, progs []*ksgen.Program, checks []*check, which []int) []int {
+func differingValues(t *testing.T, report func(format string, args ...any), progs []*ksgen.Program, checks []*check, which []int) []int {
 	t.Helper()
 	rng := rand.New(rand.NewSource(2))
 	var defs, lines, fwdLines strings.Builder
@@ -361,15 +361,15 @@ func differingValues(t *testing.T, progs []*ksgen.Program, checks []*check, whic
 			}
 			if k := culprit(err, sub); k >= 0 || len(which) == 1 {
 				k = max(k, 0)
-				t.Errorf("%s: %v", checks[which[k]].name, err)
+				report("%s: %v", checks[which[k]].name, err)
 				rest := append(append([]int(nil), which[:k]...), which[k+1:]...)
 				if len(rest) == 0 {
 					return which[k : k+1]
 				}
-				return append([]int{which[k]}, differingValues(t, progs, checks, rest)...)
+				return append([]int{which[k]}, differingValues(t, report, progs, checks, rest)...)
 			}
 			h := len(which) / 2
-			return append(differingValues(t, progs, checks, which[:h]), differingValues(t, progs, checks, which[h:])...)
+			return append(differingValues(t, report, progs, checks, which[:h]), differingValues(t, report, progs, checks, which[h:])...)
 		}
 		outs[r] = map[string]string{}
 		for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
@@ -382,7 +382,7 @@ func differingValues(t *testing.T, progs []*ksgen.Program, checks []*check, whic
 	failed := map[int]bool{}
 	var bad []int
 	fail := func(name, format string, args ...any) {
-		t.Errorf("%s: "+format, append([]any{name}, args...)...)
+		report("%s: "+format, append([]any{name}, args...)...)
 		if i := idx[name]; !failed[i] {
 			failed[i] = true
 			bad = append(bad, i)
@@ -440,10 +440,25 @@ func sameValues(a, b string, rel float64) bool {
 // which the other tests run, for speed.
 func randomCC() driver.CC { return driver.CC{Cmd: ccCmd(), Flags: []string{"-O1"}} }
 
+// checkOf returns the derivative check of a program's entry function.
+func checkOf(p *ksgen.Program) *check {
+	args, dr := p.Specs()
+	return &check{name: p.Entry().Name, src: p.Defs(), args: specs(args), dr: spec(dr), fd: true}
+}
+
+// failsValues reports whether a program on its own prints values other
+// than the evaluator's, or a forward mode other than its differences.
+func failsValues(t *testing.T, p *ksgen.Program) bool {
+	quiet := func(string, ...any) {}
+	return len(differingValues(t, quiet, []*ksgen.Program{p}, []*check{checkOf(p)}, []int{0})) > 0
+}
+
 // fails reports whether a program fails any check on its own.
 func fails(t *testing.T, p *ksgen.Program) bool {
-	args, dr := p.Specs()
-	c := &check{name: p.Entry().Name, src: p.Defs(), args: specs(args), dr: spec(dr), fd: true}
+	if failsValues(t, p) {
+		return true
+	}
+	c := checkOf(p)
 	for _, s := range strategies {
 		probs, err := evalChecks(t.TempDir(), "shrink", "", []*check{c}, 1, false, s.rev, s.backends, randomCC())
 		if err != nil || len(probs) > 0 {
@@ -453,8 +468,12 @@ func fails(t *testing.T, p *ksgen.Program) bool {
 	return false
 }
 
-// shrinkAndSave shrinks a failing program and writes it to
-// testdata/ad/random_SEED.ks with its CHECK line.
+// shrinkAndSave shrinks a failing program and writes it as a regression
+// test: a program whose values differ from the evaluator's to
+// testdata/programs/random_SEED.ks, with a main printing its entry
+// function at three points and the evaluator's output as
+// random_SEED.out; any other to testdata/ad/random_SEED.ks with its CHECK
+// line.
 func shrinkAndSave(t *testing.T, seed int64, p *ksgen.Program) {
 	t.Helper()
 	if !fails(t, p) {
@@ -462,16 +481,59 @@ func shrinkAndSave(t *testing.T, seed int64, p *ksgen.Program) {
 		return
 	}
 	p = ksgen.Shrink(p, func(q *ksgen.Program) bool { return fails(t, q) })
-	args, dr := p.Specs()
-	src := fmt.Sprintf("; Found by TestRandomPrograms (seed %d), shrunk.\n; CHECK %s %s -> %s\n%s",
-		seed, p.Entry().Name, strings.Join(args, " "), dr, p.Defs())
+	files := map[string]string{}
+	if failsValues(t, p) {
+		src, out := valuesRegression(t, seed, p)
+		files[filepath.Join("testdata", "programs", fmt.Sprintf("random_%d.ks", seed))] = src
+		files[filepath.Join("testdata", "programs", fmt.Sprintf("random_%d.out", seed))] = out
+	} else {
+		args, dr := p.Specs()
+		files[filepath.Join("testdata", "ad", fmt.Sprintf("random_%d.ks", seed))] = fmt.Sprintf(
+			"; Found by TestRandomPrograms (seed %d), shrunk.\n; CHECK %s %s -> %s\n%s",
+			seed, p.Entry().Name, strings.Join(args, " "), dr, p.Defs())
+	}
+	var all strings.Builder
+	for file, src := range files {
+		fmt.Fprintf(&all, "%s:\n%s\n", file, src)
+		if *randomSave {
+			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if !*randomSave {
-		t.Errorf("seed %d fails; shrunk (not saved, -random.save=false):\n%s", seed, src)
+		t.Errorf("seed %d fails; shrunk (not saved, -random.save=false):\n%s", seed, all.String())
 		return
 	}
-	file := filepath.Join("testdata", "ad", fmt.Sprintf("random_%d.ks", seed))
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+	t.Errorf("seed %d fails; shrunk to\n%s", seed, all.String())
+}
+
+// valuesRegression returns a program printing p's entry function at three
+// points (its definitions without gdefs, so that it runs everywhere
+// testdata/programs runs), and what the evaluator prints for it.
+func valuesRegression(t *testing.T, seed int64, p *ksgen.Program) (src, out string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "; Found by TestRandomPrograms (seed %d), shrunk: the compiled program printed\n; values other than the reference evaluator's, which wrote the .out file.\n", seed)
+	for _, line := range strings.SplitAfter(p.Defs(), "\n") {
+		if !strings.HasPrefix(line, "(gdef ") {
+			b.WriteString(line)
+		}
+	}
+	c := checkOf(p)
+	rng := rand.New(rand.NewSource(seed))
+	b.WriteString("(def main Integer ()\n  (print")
+	for k := 0; k < 3; k++ {
+		x, _, _ := c.point(rng)
+		fmt.Fprintf(&b, "\n    (%s %s) \"\\n\"", c.name, x)
+	}
+	b.WriteString("))\n")
+	file := filepath.Join(t.TempDir(), "regression.ks")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Errorf("seed %d fails; shrunk to %s:\n%s", seed, file, src)
+	r, err := tryProgram("eval", driver.Options{}, randomCC(), t.TempDir(), file)
+	if err != nil || r.code != 0 {
+		t.Fatalf("the evaluator does not run the regression program (%v, %s):\n%s", err, r.stderr, b.String())
+	}
+	return b.String(), r.stdout
 }
