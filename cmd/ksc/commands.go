@@ -116,16 +116,28 @@ func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
 		return err
 	}
 	t.step("build")
-	var out bytes.Buffer
-	w := io.Writer(stdout)
-	if test {
-		w = io.MultiWriter(stdout, &out)
-	}
+	w, out := programOutput(stdout, test)
 	code, err := driver.Run(c.Context, exe, w, stderr)
 	if err != nil {
 		return err
 	}
 	t.step("run")
+	return programExit(code, out, test, stderr)
+}
+
+// programOutput returns where a program's output goes: stdout, and for
+// ksc test also a buffer for the TESTS FOLLOW check.
+func programOutput(stdout io.Writer, test bool) (io.Writer, *bytes.Buffer) {
+	var out bytes.Buffer
+	if test {
+		return io.MultiWriter(stdout, &out), &out
+	}
+	return stdout, &out
+}
+
+// programExit turns how a program ended into ksc's result: a runtime
+// error's status, or for ksc test the check of its output.
+func programExit(code int, out *bytes.Buffer, test bool, stderr io.Writer) error {
 	if code != 0 {
 		return &exitError{code: exitProgram}
 	}
@@ -153,23 +165,13 @@ func cmdEval(c *cli.Context, stdout, stderr io.Writer, t *timer, test bool) erro
 		return err
 	}
 	t.step("front end")
-	var out bytes.Buffer
-	w := io.Writer(stdout)
-	if test {
-		w = io.MultiWriter(stdout, &out)
-	}
+	w, out := programOutput(stdout, test)
 	code, err := driver.Eval(prog, w, stderr)
 	if err != nil {
 		return err
 	}
 	t.step("run")
-	if code != 0 {
-		return &exitError{code: exitProgram}
-	}
-	if test {
-		return checkTests(out.String(), stderr)
-	}
-	return nil
+	return programExit(code, out, test, stderr)
 }
 
 // checkTests checks the TESTS FOLLOW protocol: after that line, groups of
