@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -264,16 +263,7 @@ func TestCLRuntimeErrors(t *testing.T) {
 	for _, file := range programFiles(t, "runtime") {
 		name := strings.TrimSuffix(file, ".ks")
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			line, re := 0, (*regexp.Regexp)(nil)
-			for i, l := range strings.Split(string(src), "\n") {
-				if m := runtimeMark.FindStringSubmatch(l); m != nil {
-					line, re = i+1, regexp.MustCompile(unquote(m[1]))
-				}
-			}
+			line, re := runtimeMarkOf(t, file)
 			wantOut, _ := os.ReadFile(name + ".out")
 			prog, err := driver.Load([]string{file}, driver.Typed)
 			if err != nil {

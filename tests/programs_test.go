@@ -131,11 +131,9 @@ func TestRuntimeErrors(t *testing.T) {
 	}
 }
 
-// checkRuntimeError checks the run r (by who) of a program of
-// testdata/runtime: status 1, one line on stderr naming the line marked
-// ; RUNTIME "regexp" with a message matching the regexp, and the output
-// of NAME.out (none if there is no such file).
-func checkRuntimeError(t *testing.T, who string, r result, file string) {
+// runtimeMarkOf returns the line of a testdata/runtime program marked
+// ; RUNTIME "regexp" and the regexp; the program must have one mark.
+func runtimeMarkOf(t *testing.T, file string) (int, *regexp.Regexp) {
 	t.Helper()
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -145,14 +143,24 @@ func checkRuntimeError(t *testing.T, who string, r result, file string) {
 	for i, l := range strings.Split(string(src), "\n") {
 		if m := runtimeMark.FindStringSubmatch(l); m != nil {
 			if re != nil {
-				t.Fatalf("more than one RUNTIME mark")
+				t.Fatalf("%s: more than one RUNTIME mark", file)
 			}
 			line, re = i+1, regexp.MustCompile(unquote(m[1]))
 		}
 	}
 	if re == nil {
-		t.Fatalf("no ; RUNTIME \"regexp\" mark")
+		t.Fatalf("%s: no ; RUNTIME \"regexp\" mark", file)
 	}
+	return line, re
+}
+
+// checkRuntimeError checks the run r (by who) of a program of
+// testdata/runtime: status 1, one line on stderr naming the line marked
+// ; RUNTIME "regexp" with a message matching the regexp, and the output
+// of NAME.out (none if there is no such file).
+func checkRuntimeError(t *testing.T, who string, r result, file string) {
+	t.Helper()
+	line, re := runtimeMarkOf(t, file)
 	wantOut, _ := os.ReadFile(strings.TrimSuffix(file, ".ks") + ".out")
 	prefix := file + ":" + itoa(line) + ":"
 	if r.code != 1 {
