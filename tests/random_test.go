@@ -299,7 +299,8 @@ var valueRuns = []struct {
 // that fail. Each run of valueRuns prints, for every function, its value
 // at two random points (lines "NAME v1 ..." and "NAME v2 ...") and the
 // central difference <dr, (f(x + h dx) - f(x - h dx)) / 2h> at a third
-// ("NAME fd ..."); the compiled runs also print <dr, [fwd f](x, dx)>
+// ("NAME fd ...", the difference taken per component before the dot, so a
+// large component cannot absorb a small one's change); the compiled runs also print <dr, [fwd f](x, dx)>
 // ("NAME fwd ..."). Values must equal the evaluator's as printed (%g,
 // within a unit of the last digit); forward mode must be within 5e-5
 // (relative, with a floor of 1e-3) of the evaluator's central difference,
@@ -321,8 +322,9 @@ func differingValues(t *testing.T, report func(format string, args ...any), prog
 		x, dx, dr := c.point(rng)
 		fmt.Fprintf(&lines, `
     %[1]q (let ((h 1e-6) (x %[3]s) (dx %[4]s) (dr %[5]s))
-      (div (sub (ts_dot (%[2]s (ts_add x (ts_scale h dx))) dr)
-                (ts_dot (%[2]s (ts_add x (ts_scale (neg h) dx))) dr))
+      (div (ts_dot (ts_add (%[2]s (ts_add x (ts_scale h dx)))
+                           (ts_neg (%[2]s (ts_add x (ts_scale (neg h) dx)))))
+                   dr)
            (mul 2.0 h))) "\n"`, c.name+" fd ", c.name, x, dx, dr)
 		fmt.Fprintf(&fwdLines, "\n    %q (ts_dot ([fwd %s] %s %s) %s) \"\\n\"", c.name+" fwd ", c.name, x, dx, dr)
 	}

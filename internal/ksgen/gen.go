@@ -114,7 +114,11 @@ func (g *gen) function(f *Func, depth int) *Node {
 
 // recursive returns the body of f, a helper ((i : Integer) (a : Float)
 // (b : Float)) that calls itself once with i - 1 while i > 0: callers pass
-// an i of at most 3.
+// an i of at most 3. The arguments of the recursive call and the value of
+// each level go through a bounded function (sin, cos or tanh), so values
+// cannot grow as a power of the depth ((mul b b) passed down three times is
+// b^8): a result of 1e18 beside one of 1 makes every finite difference of
+// the pair meaningless.
 func (g *gen) recursive(f *Func) *Node {
 	g.vars = append([]Param(nil), f.Params...)
 	cnt := f.Params[0].Name
@@ -122,13 +126,21 @@ func (g *gen) recursive(f *Func) *Node {
 	cond.Fixed = true
 	dec := call(tI, "sub", leaf(tI, cnt), leaf(tI, "1"))
 	dec.Fixed = true
-	self := call(tF, f.Name, dec, g.expr(tF, 1), g.expr(tF, 1))
+	self := call(tF, f.Name, dec, g.bounded(g.expr(tF, 1)), g.bounded(g.expr(tF, 1)))
 	y := g.binder(floatNames)
-	body := g.with(Param{Name: y, T: tF}, func() *Node { return g.expr(tF, 2) })
+	body := g.with(Param{Name: y, T: tF}, func() *Node { return g.bounded(g.expr(tF, 2)) })
 	step := &Node{T: tF, Head: "let", Bind: y, Kids: []*Node{self, body}}
 	n := call(tF, "if", cond, step, g.expr(tF, 1))
 	n.Hold = true
 	return n
+}
+
+// bounded returns n through sin, cos or tanh, whose values lie in [-1, 1]:
+// a Hold node, which Shrink replaces only by a constant.
+func (g *gen) bounded(n *Node) *Node {
+	b := call(tF, g.pick("sin", "cos", "tanh"), n)
+	b.Hold = true
+	return b
 }
 
 func leaf(t Type, text string) *Node { return &Node{T: t, Text: text} }

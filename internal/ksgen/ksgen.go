@@ -83,7 +83,8 @@ type Node struct {
 	// a recursion.
 	Fixed bool
 	// Hold marks a node that Shrink may replace by a constant but not by
-	// one of its kids: the if that ends a recursion.
+	// one of its kids: the if that ends a recursion, the bounded function
+	// around a recursive call's arguments and each level's value.
 	Hold bool
 }
 
