@@ -22,7 +22,6 @@ import (
 
 	"github.com/ksc-lang/ksc/cl"
 	"github.com/ksc-lang/ksc/ir"
-	"github.com/ksc-lang/ksc/linmap"
 	"github.com/ksc-lang/ksc/lower"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
@@ -379,33 +378,69 @@ func (d *deriver) close() {
 					panic(ir.AtPos(r, f.P, f.FullName()))
 				}
 			}()
-			// Maps bound by lets are applied where they are used.
-			ir.Inspect(linmap.InlineLMLets(f.Body), func(e ir.Expr) bool {
-				c, ok := e.(*ir.Call)
-				if !ok || c.Prim == nil {
+			d.closeApplies(f)
+		}()
+	}
+}
+
+// closeApplies declares what each application of a linear map in f's body
+// needs. A map bound by a let is followed to its binding, and each binding
+// is walked once: substituting bound maps into their uses would double
+// the term at every let of a chain.
+func (d *deriver) closeApplies(f *ir.Func) {
+	env := map[string]ir.Expr{} // linear-map variables in scope: their bindings
+	var walk func(e ir.Expr)
+	walk = func(e ir.Expr) {
+		ir.Inspect(e, func(e ir.Expr) bool {
+			switch e := e.(type) {
+			case *ir.Let:
+				if !e.Rhs.Type().Contains(types.LM) {
+					return true
+				}
+				walk(e.Rhs)
+				saved := make([]ir.Expr, len(e.Vars))
+				for i, v := range e.Vars {
+					saved[i] = env[v.Name]
+					env[v.Name] = e.Rhs
+					if t, ok := e.Rhs.(*ir.Tuple); ok && e.Pattern {
+						env[v.Name] = t.Elems[i]
+					}
+				}
+				walk(e.Body)
+				for i, v := range e.Vars {
+					if saved[i] == nil {
+						delete(env, v.Name)
+					} else {
+						env[v.Name] = saved[i]
+					}
+				}
+				return false
+			case *ir.Call:
+				if e.Prim == nil {
 					return true
 				}
 				var m ir.Expr
 				var deriv string
-				switch c.Prim.Name {
+				switch e.Prim.Name {
 				case "lmApply":
-					m, deriv = c.Args[0], "fwd"
+					m, deriv = e.Args[0], "fwd"
 				case "lmApplyR":
-					m, deriv = c.Args[1], "revacc"
+					m, deriv = e.Args[1], "revacc"
 				default:
 					return true
 				}
-				for _, l := range d.leaves(m, f) {
+				for _, l := range d.leaves(m, f, env) {
 					d.needApply(deriv, l.g, l.pos)
 					if deriv == "revacc" && len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull" {
 						// Splitting f splits the calls too.
 						d.needSplit(l.g, l.pos)
 					}
 				}
-				return true
-			})
-		}()
+			}
+			return true
+		})
 	}
+	walk(f.Body)
 }
 
 // A leaf is a call of [D g] that applying a map reaches, and where it is.
@@ -415,14 +450,24 @@ type leaf struct {
 }
 
 // leaves returns the functions g whose [D g] applying m reaches: the calls
-// of [D g] in m, and, where m calls [D h] for the function h that f
-// derives (whose body is inlined when f is defined), those in [D h]'s body.
-func (d *deriver) leaves(m ir.Expr, f *ir.Func) []leaf {
+// of [D g] in m and in the bindings of the linear-map variables m refers
+// to (env), and, where m calls [D h] for the function h that f derives
+// (whose body is inlined when f is defined), those in [D h]'s body. Each
+// binding is walked once.
+func (d *deriver) leaves(m ir.Expr, f *ir.Func, env map[string]ir.Expr) []leaf {
 	var out []leaf
 	seen := map[*ir.Func]bool{}
+	walked := map[ir.Expr]bool{}
 	var walk func(e ir.Expr, inline bool)
 	walk = func(e ir.Expr, inline bool) {
 		ir.Inspect(e, func(x ir.Expr) bool {
+			if v, ok := x.(*ir.Var); ok && inline {
+				if b := env[v.Name]; b != nil && !walked[b] {
+					walked[b] = true
+					walk(b, inline)
+				}
+				return true
+			}
 			c, ok := x.(*ir.Call)
 			if !ok || c.Fn == nil || len(c.Fn.Name.Derivs) == 0 || c.Fn.Name.Derivs[0] != "D" || c.Fn.Base == nil {
 				return true

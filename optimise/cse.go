@@ -1,6 +1,10 @@
 package optimise
 
 import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/lower"
 )
@@ -15,47 +19,114 @@ type available struct {
 // the variable of the enclosing one. It leaves alone what must stay
 // distinct: values with effects, and fresh zeros and in-place updates,
 // which are accumulators of derived code that are updated in place.
+//
+// It needs binders apart (ir.Program.NoShadow), so that a value bound in
+// scope cannot go stale under a binder of a name it mentions. Its cost is
+// linear in the size of the body (times the nesting of let values inside
+// let values): the values in scope are found by hash, and a shared
+// variable is renamed where the walk meets its uses, not by substituting
+// into the rest of the body at each let.
 func cse(e ir.Expr, eff lower.Effects) ir.Expr {
-	var walk func(e ir.Expr, env []available) ir.Expr
-	walk = func(e ir.Expr, env []available) ir.Expr {
-		switch x := e.(type) {
-		case *ir.Let:
-			rhs := walk(x.Rhs, env)
-			share := !x.Pattern && shareable(rhs, eff)
-			if share {
-				for i := len(env) - 1; i >= 0; i-- {
-					if equal(env[i].rhs, rhs) && env[i].v.T.Equal(x.Vars[0].T) {
-						body := ir.Subst(x.Body, map[string]ir.Expr{x.Vars[0].Name: ir.Ref(x.P, env[i].v)})
-						return walk(body, env)
-					}
-				}
-			}
-			inner := env
-			for _, v := range x.Vars {
-				inner = dropMentioning(inner, v.Name)
-			}
-			if share {
-				inner = append(inner[:len(inner):len(inner)], available{rhs: rhs, v: x.Vars[0]})
-			}
-			return &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: rhs, Body: walk(x.Body, inner), Of: x.Of}
-		case *ir.Lam:
-			return &ir.Lam{P: x.P, Param: x.Param, Body: walk(x.Body, dropMentioning(env, x.Param.Name))}
-		}
-		return ir.MapChildren(e, func(k ir.Expr) ir.Expr { return walk(k, env) })
+	c := &cser{
+		eff:     eff,
+		seed:    maphash.MakeSeed(),
+		avail:   map[uint64][]available{},
+		renamed: map[string]*ir.Var{},
 	}
-	return walk(e, nil)
+	return c.walk(e)
 }
 
-// dropMentioning removes the values that mention or are bound to name,
-// which a new binder of name makes stale.
-func dropMentioning(env []available, name string) []available {
-	var out []available
-	for _, a := range env {
-		if a.v.Name != name && !ir.Occurs(name, a.rhs) {
-			out = append(out, a)
+type cser struct {
+	eff     lower.Effects
+	seed    maphash.Seed
+	avail   map[uint64][]available // values bound by the enclosing lets, by hash
+	renamed map[string]*ir.Var     // variables replaced by an equal one in scope
+}
+
+func (c *cser) walk(e ir.Expr) ir.Expr {
+	switch x := e.(type) {
+	case *ir.Var:
+		if r := c.renamed[x.Name]; r != nil {
+			return ir.Ref(x.P, r)
 		}
+		return x
+	case *ir.Let:
+		rhs := c.walk(x.Rhs)
+		if x.Pattern || !shareable(rhs, c.eff) {
+			return &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: rhs, Body: c.walk(x.Body), Of: x.Of}
+		}
+		h := c.hash(rhs)
+		for _, a := range c.avail[h] {
+			if equal(a.rhs, rhs) && a.v.T.Equal(x.Vars[0].T) {
+				c.renamed[x.Vars[0].Name] = a.v
+				body := c.walk(x.Body)
+				delete(c.renamed, x.Vars[0].Name)
+				return body
+			}
+		}
+		c.avail[h] = append(c.avail[h], available{rhs: rhs, v: x.Vars[0]})
+		body := c.walk(x.Body)
+		c.avail[h] = c.avail[h][:len(c.avail[h])-1]
+		return &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: rhs, Body: body, Of: x.Of}
 	}
-	return out
+	return ir.MapChildren(e, c.walk)
+}
+
+// hash returns a hash of e that equal values share.
+func (c *cser) hash(e ir.Expr) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	var buf [8]byte
+	num := func(n uint64) {
+		binary.LittleEndian.PutUint64(buf[:], n)
+		h.Write(buf[:])
+	}
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Var:
+			h.WriteString("v" + x.Name)
+		case *ir.Const:
+			h.WriteString("c")
+			switch v := x.Val.(type) {
+			case float64:
+				num(math.Float64bits(v))
+			case int64:
+				num(uint64(v))
+			case bool:
+				if v {
+					num(1)
+				} else {
+					num(0)
+				}
+			case string:
+				h.WriteString(v)
+			}
+		case *ir.Call:
+			if x.Fn != nil {
+				h.WriteString("f" + x.Fn.FullName())
+			} else {
+				h.WriteString("p" + x.Prim.Name)
+			}
+			num(uint64(len(x.Args)))
+		case *ir.Tuple:
+			h.WriteString("t")
+			num(uint64(len(x.Elems)))
+		case *ir.Get:
+			h.WriteString("g")
+			num(uint64(x.I))
+		case *ir.Let:
+			h.WriteString("l")
+			for _, v := range x.Vars {
+				h.WriteString(v.Name)
+			}
+		case *ir.Lam:
+			h.WriteString("λ" + x.Param.Name)
+		default:
+			h.WriteString("?")
+		}
+		return true
+	})
+	return h.Sum64()
 }
 
 // shareable reports whether two evaluations of e may be replaced by one.

@@ -86,8 +86,12 @@ func simplifyPass(ctx *Context) error {
 	return nil
 }
 
-// csePass shares equal let-bound values.
+// csePass shares equal let-bound values. cse needs binders apart, which
+// the driver establishes after type checking.
 func csePass(ctx *Context) error {
+	if !ctx.Prog.NoShadow {
+		ir.RenameApart(ctx.Prog)
+	}
 	eff := lower.ComputeEffects(ctx.Prog)
 	forEachBody(ctx.Prog, func(f *ir.Func) { f.Body = cse(f.Body, eff) })
 	return nil
