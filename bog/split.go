@@ -98,7 +98,7 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 		f.Params = []*ir.Var{x}
 		f.OneParam = true
 		rec := ir.MkPrim(p, "$wrap", ir.MkTuple(p, fields...), &ir.Dummy{P: p, T: bog})
-		f.Body = wrap(fwd, ir.MkTuple(p, value, rec))
+		f.Body = s.shareSplitCalls(wrap(fwd, ir.MkTuple(p, value, rec)))
 	}
 	unpack := func(b ir.Expr, body ir.Expr) ir.Expr {
 		vars := make([]*ir.Var, len(need))
@@ -424,6 +424,54 @@ func (s *splitter) call(l *ir.Let, c *ir.Call, fwd []ir.Expr) ([]ir.Expr, ir.Exp
 	}
 	call := ir.CallFunc(p, rv, c.Args[1], ir.Ref(p, b), c.Args[2])
 	return fwd, &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: call}
+}
+
+// shareSplitCalls makes a call of g and a later call of [suffwdpass g] on
+// the same argument, in one chain of lets, one call: y = (g a) ...
+// pb = ([suffwdpass g] a) becomes pb = ([suffwdpass g] a), y = pb.1, ...
+// (reverse mode calls a recursive function's split passes, and the value
+// the primal code needs is the forward pass's: computing it apart would
+// run the whole recursion below every level again). The argument's atoms
+// are bound before the first call, so the forward pass can move there.
+func (s *splitter) shareSplitCalls(e ir.Expr) ir.Expr {
+	return ir.Map(e, func(x ir.Expr) ir.Expr {
+		l, ok := x.(*ir.Let)
+		if !ok || l.Pattern || len(l.Vars) != 1 {
+			return x
+		}
+		c, ok := l.Rhs.(*ir.Call)
+		if !ok || c.Fn == nil || c.Fn.Kind == ir.DerivedFunc {
+			return x
+		}
+		fw := s.prog.Lookup("suffwdpass", c.Fn)
+		if fw == nil {
+			return x
+		}
+		for cur := l.Body; ; {
+			cl, ok := cur.(*ir.Let)
+			if !ok {
+				return x
+			}
+			if fc, ok := cl.Rhs.(*ir.Call); ok && fc.Fn == fw && !cl.Pattern && len(cl.Vars) == 1 && sameArg(c, fc.Args[0]) {
+				pb := cl.Vars[0]
+				y := &ir.Let{P: l.P, Vars: l.Vars, Rhs: ir.MkGet(l.P, 1, ir.Ref(l.P, pb)), Body: withoutLet(l.Body, cl), Of: l.Of}
+				return &ir.Let{P: cl.P, Vars: cl.Vars, Rhs: cl.Rhs, Body: y}
+			}
+			cur = cl.Body
+		}
+	})
+}
+
+// withoutLet returns the chain of lets e without the let drop.
+func withoutLet(e ir.Expr, drop *ir.Let) ir.Expr {
+	l, ok := e.(*ir.Let)
+	if !ok {
+		return e
+	}
+	if l == drop {
+		return l.Body
+	}
+	return &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: l.Rhs, Body: withoutLet(l.Body, drop), Of: l.Of}
 }
 
 // sameArg reports whether a call's argument is the expression arg.

@@ -83,6 +83,7 @@ type deriver struct {
 	reported  map[string]bool
 	eff       lower.Effects
 	split     map[*ir.Func]bool // passes of split reverse mode, made by the optimiser
+	recursive map[*ir.Func]bool // the functions on a cycle of the call graph (ir.Recursive)
 }
 
 // prepared is a function's body made ready for differentiation.
@@ -143,6 +144,16 @@ func (d *deriver) generate(f *ir.Func) {
 		}
 		x, dx := d.params(f, "x", "dx")
 		f.Body = ir.MkPrim(p, "lmApply", ir.CallFunc(p, dg, x), dx)
+	case "fwdfull":
+		// (tuple (f x) (lmApply ([D f] x) dx)): the optimiser computes
+		// both from one inlined Jacobian (see eliminate-lm).
+		dg, err := d.jacobianOf(base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		x, dx := d.params(f, "x", "dx")
+		f.Body = ir.MkTuple(p, ir.CallFunc(p, base, x), ir.MkPrim(p, "lmApply", ir.CallFunc(p, dg, x), dx))
 	case "revacc":
 		dg, err := d.jacobianOf(base, p)
 		if err != nil {
@@ -367,6 +378,7 @@ func (d *deriver) jacobianBody(f, g *ir.Func) {
 // applying [D g] forwards needs [fwd g]; reverse-applying it needs
 // [revacc g], or a hand-written [rev g].
 func (d *deriver) close() {
+	d.recursive = ir.Recursive(d.prog)
 	for i := 0; i < len(d.prog.Funcs); i++ {
 		f := d.prog.Funcs[i]
 		if f.Body == nil {
@@ -431,8 +443,11 @@ func (d *deriver) closeApplies(f *ir.Func) {
 				}
 				for _, l := range d.leaves(m, f, env) {
 					d.needApply(deriv, l.g, l.pos)
-					if deriv == "revacc" && len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull" {
-						// Splitting f splits the calls too.
+					if deriv == "revacc" && (d.recursive[l.g] || len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull") {
+						// Splitting f splits the calls too; reverse mode
+						// calls a recursive function's split passes, so
+						// as not to re-run its primal code at every level
+						// (linmap.Reverse).
 						d.needSplit(l.g, l.pos)
 					}
 				}
@@ -510,6 +525,14 @@ func (d *deriver) needApply(deriv string, g *ir.Func, pos ir.Pos) {
 	}
 	if _, err := d.need(deriv, g, pos); err != nil {
 		d.errorf(pos, "%v", err)
+		return
+	}
+	if deriv == "fwd" && d.lookup("fwd", g).Kind == ir.DerivedFunc {
+		// A call of g and the application of its map become one call
+		// of [fwdfull g] (linmap.Forward).
+		if _, err := d.need("fwdfull", g, pos); err != nil {
+			d.errorf(pos, "%v", err)
+		}
 	}
 }
 

@@ -15,7 +15,7 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 	switch deriv {
 	case "D", "suffwdpass", "CL", "shape":
 		return arg, true
-	case "fwd", "rev", "sufrev":
+	case "fwd", "fwdfull", "rev", "sufrev":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
 			return arg.Elems[0], true
 		}
@@ -45,6 +45,10 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 		return s, types.LMOf(s, t), ""
 	case "fwd":
 		return types.TupleOf(s, ds), dt, ""
+	case "fwdfull":
+		// Forward mode that also returns the value, so that a caller
+		// differentiating a call of f runs f's primal code once.
+		return types.TupleOf(s, ds), types.TupleOf(t, dt), ""
 	case "rev", "sufrev":
 		return types.TupleOf(s, dt), ds, ""
 	case "revacc":

@@ -26,11 +26,20 @@ func stepParts(g *ir.Lam) (t, da, de *ir.Var, rest ir.Expr) {
 // and its tangent, each step's map turned into tangents (Figure 14,
 // FFold).
 func (f *fwd) fold(c *ir.Call) ir.Expr {
+	b := &binder{ns: f.ns}
+	loop := f.foldState(c, b)
+	return b.wrap(ir.MkGet(c.P, 2, loop))
+}
+
+// foldState is the loop of fold, whose value is the state (accumulator,
+// tangent); b receives the lets it needs first. Each step computes the
+// step's value and tangent together where the step's map says what its
+// value is, so the step's primal code runs once.
+func (f *fwd) foldState(c *ir.Call, b *binder) ir.Expr {
 	p := c.P
 	a := c.Args
 	step, lamG := a[0].(*ir.Lam), a[1].(*ir.Lam)
 	init := a[2]
-	b := &binder{ns: f.ns}
 	vv := b.atom(a[3])
 	tacc0 := b.atom(f.conv(a[4]))
 	tv := b.atom(f.conv(a[5]))
@@ -47,15 +56,19 @@ func (f *fwd) fold(c *ir.Call) ir.Expr {
 	f.env[da.Name] = ir.Ref(p, tacc)
 	f.env[de.Name] = ir.Ref(p, te)
 	pair := ir.MkTuple(p, ir.Ref(p, acc), ir.Ref(p, e))
-	next := ir.MkLet(p, step.Param, pair, step.Body)
-	tnext := ir.MkLet(p, t, pair, f.conv(rest))
+	var state ir.Expr
+	if wv := f.withValue(rest, step.Body); wv != nil && t.Name == step.Param.Name {
+		state = ir.MkLet(p, t, pair, f.conv(wv))
+	} else {
+		next := ir.MkLet(p, step.Param, pair, step.Body)
+		tnext := ir.MkLet(p, t, pair, f.conv(rest))
+		state = ir.MkTuple(p, next, tnext)
+	}
 	body := &ir.Let{P: p, Vars: []*ir.Var{st, i}, Pattern: true, Rhs: ir.Ref(p, si),
 		Body: &ir.Let{P: p, Vars: []*ir.Var{acc, tacc}, Pattern: true, Rhs: ir.Ref(p, st),
 			Body: ir.MkLet(p, e, ir.MkPrim(p, "index", ir.Ref(p, i), vv),
-				ir.MkLet(p, te, ir.MkPrim(p, "index", ir.Ref(p, i), tv),
-					ir.MkTuple(p, next, tnext)))}}
-	loop := ir.MkPrim(p, "$ifold", ir.MkPrim(p, "size", vv), ir.MkTuple(p, init, tacc0), ir.MkLam(p, si, body))
-	return b.wrap(ir.MkGet(p, 2, loop))
+				ir.MkLet(p, te, ir.MkPrim(p, "index", ir.Ref(p, i), tv), state))}}
+	return ir.MkPrim(p, "$ifold", ir.MkPrim(p, "size", vv), ir.MkTuple(p, init, tacc0), ir.MkLam(p, si, body))
 }
 
 // fold reverse-applies an lmFold (Figure 15, with the REVLOOP of seed
@@ -70,7 +83,10 @@ func (rv *rev) fold(c *ir.Call, r ir.Expr) {
 	init, mi, mv := a[2], a[4], a[5]
 	t, da, de, rest := stepParts(lamG)
 	vv := rv.blk.atom(rv.ns, a[3])
-	tape := rv.blk.atom(rv.ns, ir.MkPrim(p, "$foldtape", step, init, vv))
+	tape, taped := rv.tapes[c]
+	if !taped {
+		tape = rv.blk.atom(rv.ns, ir.MkPrim(p, "$foldtape", step, init, vv))
+	}
 	n := rv.blk.atom(rv.ns, ir.MkPrim(p, "size", vv))
 	carried, vals := rv.carry(p, rest, mv)
 	state := append([]ir.Expr{r}, vals...)

@@ -9,6 +9,13 @@ import (
 type sem struct {
 	ns  *ir.Names
 	res Resolver
+	// bogs holds, for a call of [D g] whose primal call ran as
+	// [suffwdpass g] (a recursive g: rev.splitCall), the BOG it recorded:
+	// reverse-applying the call is then [bogrev g] of it.
+	bogs map[*ir.Call]ir.Expr
+	// tapes holds, for an lmFold whose primal fold was computed from its
+	// tape (rev.splitFold), the tape: reverse-applying it reads that one.
+	tapes map[*ir.Call]ir.Expr
 }
 
 // ap returns m applied to the tangent t, an atom (Figure 4).
@@ -191,6 +198,10 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 		fail(p, "internal: the linear-map variable %s cannot be reverse-applied here", m.Name)
 	case *ir.Call:
 		if c, g, ok := isDCall(m); ok {
+			if b, split := s.bogs[c]; split {
+				_, bogrev := s.res.Split(g)
+				return ir.CallFunc(c.P, bogrev, r, b, acc)
+			}
 			rev, accumulating, err := s.res.RevAcc(g)
 			if err != nil {
 				panic(&Error{Pos: p, Msg: err.Error()})

@@ -26,10 +26,18 @@ import (
 
 // A Resolver finds the derived functions that applying a call of [D g]
 // needs: [fwd g], and either the accumulating reverse [revacc g]
-// (accumulating true) or a hand-written [rev g].
+// (accumulating true) or a hand-written [rev g]. FwdFull returns
+// [fwdfull g], forward mode returning g's value too, or nil where g's
+// forward mode is written by hand (or there is none): then a call of g and
+// the application of its map stay apart.
 type Resolver interface {
 	Fwd(g *ir.Func) (*ir.Func, error)
+	FwdFull(g *ir.Func) *ir.Func
 	RevAcc(g *ir.Func) (f *ir.Func, accumulating bool, err error)
+	// Split returns the split passes [suffwdpass g] and [bogrev g] that
+	// reverse mode calls instead of g and [revacc g] for a recursive g,
+	// or nils: then g's primal code runs in [revacc g] again.
+	Split(g *ir.Func) (fwd, rev *ir.Func)
 }
 
 // Zero returns the zero cotangent of m's source.

@@ -11,16 +11,209 @@ import (
 // becomes a variable holding the tangent it maps t to.
 func Forward(m, t ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
 	defer catch(&err)
-	f := &fwd{sem: sem{ns: ns, res: res}, env: map[string]ir.Expr{}}
+	f := &fwd{sem: sem{ns: ns, res: res}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}, used: usedVars(m)}
 	b := &binder{ns: ns}
 	f.t = b.atom(t)
 	return b.wrap(f.conv(m)), nil
 }
 
+// usedVars returns the names of the variables e refers to.
+func usedVars(e ir.Expr) map[string]bool {
+	used := map[string]bool{}
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if v, ok := x.(*ir.Var); ok {
+			used[v.Name] = true
+		}
+		return true
+	})
+	return used
+}
+
+// ForwardValue is Forward returning also the value of the primal program
+// whose map m is (a Jacobian as derive builds it): the tuple (value,
+// tangent), the primal computed once. It fails if the program's value
+// cannot be found from its maps.
+func ForwardValue(m, t ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
+	defer catch(&err)
+	f := &fwd{sem: sem{ns: ns, res: res}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}}
+	b := &binder{ns: ns}
+	f.t = b.atom(t)
+	withValue := f.withValue(m, nil)
+	if withValue == nil {
+		fail(m.Pos(), "internal: the value of the program is not bound to a variable")
+	}
+	f.used = usedVars(withValue)
+	return b.wrap(f.conv(withValue)), nil
+}
+
 type fwd struct {
 	sem
-	t   ir.Expr
-	env map[string]ir.Expr // linear-map variable -> its tangent
+	t    ir.Expr
+	env  map[string]ir.Expr // linear-map variable -> its tangent
+	ofs  map[string]*ir.Var // linear-map variable -> the primal variable it is the map of
+	used map[string]bool    // the variables the program refers to
+}
+
+// withValue returns the let-program m with its final map e replaced by
+// (tuple v e), v the value e is the map of, or nil if v is not known. If
+// m's map is zero, v is primal, the expression m's program computes (a
+// branch of an if whose map is the zero map to the if's own value).
+func (f *fwd) withValue(m, primal ir.Expr) ir.Expr {
+	switch e := m.(type) {
+	case *ir.Let:
+		if e.Rhs.Type().Contains(types.LM) && len(e.Vars) == 1 && e.Of != nil {
+			f.ofs[e.Vars[0].Name] = e.Of
+		}
+		body := f.withValue(e.Body, primal)
+		if body == nil {
+			return nil
+		}
+		return &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: e.Rhs, Body: body, Of: e.Of}
+	case *ir.Assert:
+		body := f.withValue(e.Body, primal)
+		if body == nil {
+			return nil
+		}
+		return &ir.Assert{P: e.P, Cond: e.Cond, Body: body, Msg: e.Msg}
+	case *ir.Var:
+		if of := f.ofs[e.Name]; of != nil && e.T.Kind == types.LM {
+			return ir.MkTuple(e.P, ir.Ref(e.P, of), e)
+		}
+	case *ir.Call:
+		if c, ok := isLMCall(e, "lmZero"); ok && !HasLMVar(e) {
+			if primal == nil {
+				primal = c.Args[1]
+			}
+			// The zero map to values like the value itself (the tuple
+			// keeps a linear map, so that conv converts the whole).
+			if !ir.IsAtom(primal) {
+				v := f.ns.FreshVar(e.P, "v", primal.Type())
+				return ir.MkLet(e.P, v, primal, ir.MkTuple(e.P, ir.Ref(e.P, v), ir.MkPrim(e.P, "lmZero", c.Args[0], ir.Ref(e.P, v))))
+			}
+			return ir.MkTuple(e.P, primal, ir.MkPrim(e.P, "lmZero", c.Args[0], primal))
+		}
+	}
+	return nil
+}
+
+// fused converts the primal let x = rhs followed by the let of x's map
+// into one let computing both, or returns nil: a call of g whose map is
+// [D g] of the same argument (composed with the argument's map) becomes a
+// call of [fwdfull g], and an if whose map is an if on the same condition
+// becomes one if whose branches compute their value and tangent together.
+// So neither a callee's primal code nor a branch's runs twice.
+func (f *fwd) fused(e *ir.Let) ir.Expr {
+	if e.Pattern || len(e.Vars) != 1 || f.ofs == nil {
+		return nil
+	}
+	l, ok := e.Body.(*ir.Let)
+	if !ok || l.Of == nil || l.Of.Name != e.Vars[0].Name || len(l.Vars) != 1 || l.Pattern {
+		return nil
+	}
+	x, dx := e.Vars[0], l.Vars[0]
+	var rhs ir.Expr
+	b := &binder{ns: f.ns}
+	switch r := e.Rhs.(type) {
+	case *ir.Call:
+		if r.Prim != nil {
+			// A loop computing a value nothing uses is not worth
+			// computing beside the tangent: the simplifier removes it.
+			if !f.used[x.Name] {
+				return nil
+			}
+			rhs = f.fusedLoop(r, l.Rhs, b)
+			if rhs == nil {
+				return nil
+			}
+			break
+		}
+		comp, ok := isLMCall(l.Rhs, "lmCompose")
+		if !ok || r.Fn == nil {
+			return nil
+		}
+		dc, g, ok := isDCall(comp.Args[0])
+		if !ok || g != r.Fn || !sameExprs(dc.Args, r.Args) {
+			return nil
+		}
+		ff := f.res.FwdFull(g)
+		if ff == nil {
+			return nil
+		}
+		inner := b.atom(f.conv(comp.Args[1]))
+		rhs = ir.CallFunc(r.P, ff, callArg(r), inner)
+	case *ir.If:
+		li, ok := l.Rhs.(*ir.If)
+		if !ok || !sameExprs([]ir.Expr{li.Cond}, []ir.Expr{r.Cond}) {
+			return nil
+		}
+		then, els := f.withValue(li.Then, r.Then), f.withValue(li.Else, r.Else)
+		if then == nil || els == nil {
+			return nil
+		}
+		rhs = ir.MkIf(r.P, r.Cond, f.conv(then), f.conv(els))
+	default:
+		return nil
+	}
+	tx := f.ns.FreshVar(dx.P, "t"+dx.Name, convType(dx.T))
+	f.env[dx.Name] = ir.Ref(dx.P, tx)
+	f.ofs[dx.Name] = x
+	return b.wrap(&ir.Let{P: e.P, Vars: []*ir.Var{x, tx}, Pattern: true, Rhs: rhs, Body: f.conv(l.Body)})
+}
+
+// fusedLoop returns the loop computing the value of r, a build, sumbuild
+// or fold, together with its tangent, where m, r's map, is the loop's
+// map, or nil. A sumbuild sums (value, tangent) pairs; a build makes a
+// vector of pairs and splits it (a copy, which costs less than running
+// the body again); a fold carries both (foldState). b receives the lets
+// the loop needs first.
+func (f *fwd) fusedLoop(r *ir.Call, m ir.Expr, b *binder) ir.Expr {
+	p := r.P
+	mc, ok := m.(*ir.Call)
+	if !ok || mc.Prim == nil {
+		return nil
+	}
+	switch {
+	case r.Prim.Name == "sumbuild" && mc.Prim.Name == "lmSumBuild",
+		r.Prim.Name == "build" && mc.Prim.Name == "lmBuild":
+		lam, mlam := r.Args[1].(*ir.Lam), mc.Args[1].(*ir.Lam)
+		if !sameExprs(r.Args[:1], mc.Args[:1]) || lam.Param.Name != mlam.Param.Name {
+			return nil
+		}
+		wv := f.withValue(mlam.Body, lam.Body)
+		if wv == nil {
+			return nil
+		}
+		loop := ir.MkPrim(p, r.Prim.Name, r.Args[0], ir.MkLam(lam.P, lam.Param, f.conv(wv)))
+		if r.Prim.Name == "sumbuild" {
+			return loop
+		}
+		pairs := b.atom(loop)
+		part := func(k int) ir.Expr {
+			j := f.ns.FreshVar(p, "j", lam.Param.T) // an index of the build's rank
+			return ir.MkPrim(p, "build", ir.MkPrim(p, "size", pairs),
+				ir.MkLam(p, j, ir.MkGet(p, k, ir.MkPrim(p, "index", ir.Ref(p, j), pairs))))
+		}
+		return ir.MkTuple(p, part(1), part(2))
+	case r.Prim.Name == "fold" && mc.Prim.Name == "lmFold":
+		if !ir.Equal(mc.Args[0], r.Args[0]) || !sameExprs(r.Args[1:3], mc.Args[2:4]) {
+			return nil
+		}
+		return f.foldState(mc, b)
+	}
+	return nil
+}
+
+// sameExprs reports whether two lists of expressions are the same.
+func sameExprs(a, b []ir.Expr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !ir.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // convType maps a type holding linear maps to the type of their tangents.
@@ -58,6 +251,9 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 		fail(p, "internal: linear-map variable %s is not bound in the program", e.Name)
 	case *ir.Let:
 		if !e.Rhs.Type().Contains(types.LM) {
+			if out := f.fused(e); out != nil {
+				return out
+			}
 			return &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: e.Rhs, Body: f.conv(e.Body)}
 		}
 		rhs := f.conv(e.Rhs)
@@ -65,6 +261,9 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 		for i, v := range e.Vars {
 			vars[i] = f.ns.FreshVar(v.P, "t"+v.Name, convType(v.T))
 			f.env[v.Name] = ir.Ref(v.P, vars[i])
+			if e.Of != nil && len(e.Vars) == 1 {
+				f.ofs[v.Name] = e.Of
+			}
 		}
 		return &ir.Let{P: e.P, Vars: vars, Pattern: e.Pattern, Rhs: rhs, Body: f.conv(e.Body)}
 	case *ir.If:
@@ -132,7 +331,7 @@ func ReverseValue(m, r, acc ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, e
 
 func reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver, withValue bool) (out ir.Expr, err error) {
 	defer catch(&err)
-	rv := &rev{sem: sem{ns: ns, res: res}, slots: map[string]*slot{}, blk: &block{}}
+	rv := &rev{sem: sem{ns: ns, res: res, bogs: map[*ir.Call]ir.Expr{}, tapes: map[*ir.Call]ir.Expr{}}, slots: map[string]*slot{}, blk: &block{}}
 	rr := rv.blk.atom(ns, r)
 	a := rv.blk.atom(ns, acc)
 	if t := a.Type(); t.Kind == types.Tuple && len(t.Elems) > 0 {
@@ -286,7 +485,9 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 		switch e := m.(type) {
 		case *ir.Let:
 			if !e.Rhs.Type().Contains(types.LM) {
-				rv.blk.let(&ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: e.Rhs})
+				if !rv.splitCall(e) && !rv.splitFold(e) {
+					rv.blk.let(&ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: e.Rhs})
+				}
 				m = e.Body
 				continue
 			}
@@ -335,6 +536,73 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 	for _, n := range bound {
 		delete(rv.slots, n)
 	}
+}
+
+// splitCall binds the primal let y = (g a), for a recursive g whose map
+// the next let composes, through g's split passes: y is the value of
+// [suffwdpass g](a), and the BOG it records is what reverse-applying
+// [D g] a reads ([bogrev g], see sem.accR). So the reverse pass of each
+// level of a recursion does not run the levels below it again. It reports
+// whether it did.
+func (rv *rev) splitCall(e *ir.Let) bool {
+	c, ok := e.Rhs.(*ir.Call)
+	if !ok || c.Fn == nil || e.Pattern || len(e.Vars) != 1 {
+		return false
+	}
+	l, ok := e.Body.(*ir.Let)
+	if !ok || l.Of == nil || l.Of.Name != e.Vars[0].Name {
+		return false
+	}
+	comp, ok := isLMCall(l.Rhs, "lmCompose")
+	if !ok {
+		return false
+	}
+	dc, g, ok := isDCall(comp.Args[0])
+	if !ok || g != c.Fn || !sameExprs(dc.Args, c.Args) {
+		return false
+	}
+	fwd, _ := rv.res.Split(g)
+	if fwd == nil {
+		return false
+	}
+	p := e.P
+	pb := rv.ns.FreshVar(p, "pb", fwd.Result)
+	rv.blk.let(&ir.Let{P: p, Vars: []*ir.Var{pb}, Rhs: ir.CallFunc(c.P, fwd, callArg(c))})
+	rv.blk.let(&ir.Let{P: p, Vars: e.Vars, Rhs: ir.MkGet(p, 1, ir.Ref(p, pb))})
+	rv.bogs[dc] = rv.blk.atom(rv.ns, ir.MkGet(p, 2, ir.Ref(p, pb)))
+	return true
+}
+
+// splitFold binds the primal let x = (fold f init v), whose map the next
+// let is, from the tape of accumulators the reverse pass reads: the tape
+// first, then x as one more step from its last entry (init if v is
+// empty), and the lmFold reverse-applies that tape (rev.fold). So the
+// fold's steps run for the tape and not once more for the value. It
+// reports whether it did.
+func (rv *rev) splitFold(e *ir.Let) bool {
+	c, ok := e.Rhs.(*ir.Call)
+	if !ok || c.Prim == nil || c.Prim.Name != "fold" || e.Pattern || len(e.Vars) != 1 {
+		return false
+	}
+	l, ok := e.Body.(*ir.Let)
+	if !ok || l.Of == nil || l.Of.Name != e.Vars[0].Name {
+		return false
+	}
+	mc, ok := isLMCall(l.Rhs, "lmFold")
+	if !ok || !ir.Equal(mc.Args[0], c.Args[0]) || !sameExprs(c.Args[1:3], mc.Args[2:4]) {
+		return false
+	}
+	p := c.P
+	lam, init, v := c.Args[0].(*ir.Lam), c.Args[1], c.Args[2]
+	tape := rv.blk.atom(rv.ns, ir.MkPrim(p, "$foldtape", lam, init, v))
+	rv.tapes[mc] = tape
+	n := rv.blk.atom(rv.ns, ir.MkPrim(p, "size", v))
+	last := ir.MkPrim(p, "sub", n, &ir.Const{P: p, T: types.IntegerType, Val: int64(1)})
+	pair := ir.MkTuple(p, ir.MkPrim(p, "index", last, tape), ir.MkPrim(p, "index", ir.Copy(last, p), v))
+	step := ir.FreshBinders(ir.MkLet(p, lam.Param, pair, lam.Body), rv.ns)
+	empty := ir.MkPrim(p, "eq", n, &ir.Const{P: p, T: types.IntegerType, Val: int64(0)})
+	rv.blk.let(&ir.Let{P: e.P, Vars: e.Vars, Rhs: ir.MkIf(p, empty, init, step)})
+	return true
 }
 
 // valueOf returns the primal value whose map m is: the variable a

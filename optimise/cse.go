@@ -57,7 +57,7 @@ func (c *cser) walk(e ir.Expr) ir.Expr {
 		}
 		h := c.hash(rhs)
 		for _, a := range c.avail[h] {
-			if equal(a.rhs, rhs) && a.v.T.Equal(x.Vars[0].T) {
+			if ir.Equal(a.rhs, rhs) && a.v.T.Equal(x.Vars[0].T) {
 				c.renamed[x.Vars[0].Name] = a.v
 				body := c.walk(x.Body)
 				delete(c.renamed, x.Vars[0].Name)

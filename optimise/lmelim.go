@@ -42,6 +42,10 @@ func eliminateLM(ctx *Context) error {
 				f.Body = revfullBody(f, ns, res)
 				return
 			}
+			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "fwdfull" {
+				f.Body = fwdfullBody(f, ns, res)
+				return
+			}
 			body := linmap.InlineLMLets(f.Body)
 			var elim func(e ir.Expr) ir.Expr
 			elim = func(e ir.Expr) ir.Expr { return eliminateApply(e, f, ns, res, elim) }
@@ -141,7 +145,8 @@ func inlineSelf(m ir.Expr, f *ir.Func) ir.Expr {
 
 // resolver finds derived functions for linmap.
 type resolver struct {
-	prog *ir.Program
+	prog      *ir.Program
+	recursive map[*ir.Func]bool // computed on first use
 }
 
 func (r *resolver) Fwd(g *ir.Func) (*ir.Func, error) {
@@ -149,6 +154,30 @@ func (r *resolver) Fwd(g *ir.Func) (*ir.Func, error) {
 		return f, nil
 	}
 	return nil, fmt.Errorf("no %s to apply [D %s] forwards", g.Name.Derive("fwd"), g.Name)
+}
+
+func (r *resolver) FwdFull(g *ir.Func) *ir.Func {
+	if f := r.prog.Lookup(g.Name.Derive("fwd"), g.BaseArg); f == nil || f.Kind != ir.DerivedFunc {
+		return nil // written by hand, or none
+	}
+	return r.prog.Lookup(g.Name.Derive("fwdfull"), g.BaseArg)
+}
+
+func (r *resolver) Split(g *ir.Func) (fwd, rev *ir.Func) {
+	if r.recursive == nil {
+		r.recursive = ir.Recursive(r.prog)
+	}
+	if !r.recursive[g] {
+		return nil, nil
+	}
+	if f := r.prog.Lookup(g.Name.Derive("rev"), g.BaseArg); f != nil && f.Kind != ir.DerivedFunc {
+		return nil, nil // written by hand
+	}
+	fwd, rev = r.prog.Lookup(g.Name.Derive("suffwdpass"), g.BaseArg), r.prog.Lookup(g.Name.Derive("bogrev"), g.BaseArg)
+	if fwd == nil || rev == nil {
+		return nil, nil
+	}
+	return fwd, rev
 }
 
 func (r *resolver) RevAcc(g *ir.Func) (*ir.Func, bool, error) {
@@ -171,6 +200,21 @@ func revfullBody(f *ir.Func, ns *ir.Names, res linmap.Resolver) ir.Expr {
 	app := add.Args[1].(*ir.Call)
 	m := inlineSelf(app.Args[1], f)
 	out, err := linmap.ReverseValue(m, app.Args[0], add.Args[0], ns, res)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// fwdfullBody computes [fwdfull f](x, dx) = (f x, [fwd f](x, dx)) from one
+// inlined Jacobian of f, so that the value and the tangent share the
+// primal computation (see linmap.ForwardValue).
+func fwdfullBody(f *ir.Func, ns *ir.Names, res linmap.Resolver) ir.Expr {
+	// The body derive made: (tuple (f x) (lmApply ([D f] x) dx)).
+	t := f.Body.(*ir.Tuple)
+	app := t.Elems[1].(*ir.Call)
+	m := inlineSelf(app.Args[0], f)
+	out, err := linmap.ForwardValue(m, app.Args[1], ns, res)
 	if err != nil {
 		panic(err)
 	}

@@ -63,7 +63,7 @@ func (b *bindings) match(p syntax.Expr, e ir.Expr) bool {
 			return isVar && x.Name == v.Name
 		}
 		if prev, ok := b.exprs[p.Name]; ok {
-			return equal(prev, e)
+			return ir.Equal(prev, e)
 		}
 		b.exprs[p.Name] = e
 		return true
@@ -115,74 +115,6 @@ func (b *bindings) match(p syntax.Expr, e ir.Expr) bool {
 			}
 		}
 		return true
-	}
-	return false
-}
-
-// equal reports whether two expressions are the same, up to positions.
-func equal(a, b ir.Expr) bool {
-	switch a := a.(type) {
-	case *ir.Var:
-		x, ok := b.(*ir.Var)
-		return ok && a.Name == x.Name
-	case *ir.Const:
-		x, ok := b.(*ir.Const)
-		if !ok || !a.T.Equal(x.T) {
-			return false
-		}
-		if f, ok := a.Val.(float64); ok {
-			g := x.Val.(float64)
-			return f == g && math.Signbit(f) == math.Signbit(g) || math.IsNaN(f) && math.IsNaN(g)
-		}
-		return a.Val == x.Val
-	case *ir.Dummy:
-		x, ok := b.(*ir.Dummy)
-		return ok && a.T.Equal(x.T)
-	case *ir.Call:
-		x, ok := b.(*ir.Call)
-		if !ok || a.Fn != x.Fn || a.Prim != x.Prim || len(a.Args) != len(x.Args) {
-			return false
-		}
-		for i := range a.Args {
-			if !equal(a.Args[i], x.Args[i]) {
-				return false
-			}
-		}
-		return true
-	case *ir.Tuple:
-		x, ok := b.(*ir.Tuple)
-		if !ok || len(a.Elems) != len(x.Elems) {
-			return false
-		}
-		for i := range a.Elems {
-			if !equal(a.Elems[i], x.Elems[i]) {
-				return false
-			}
-		}
-		return true
-	case *ir.Get:
-		x, ok := b.(*ir.Get)
-		return ok && a.I == x.I && a.N == x.N && equal(a.X, x.X)
-	case *ir.Let:
-		x, ok := b.(*ir.Let)
-		if !ok || a.Pattern != x.Pattern || len(a.Vars) != len(x.Vars) {
-			return false
-		}
-		for i := range a.Vars {
-			if a.Vars[i].Name != x.Vars[i].Name {
-				return false
-			}
-		}
-		return equal(a.Rhs, x.Rhs) && equal(a.Body, x.Body)
-	case *ir.If:
-		x, ok := b.(*ir.If)
-		return ok && equal(a.Cond, x.Cond) && equal(a.Then, x.Then) && equal(a.Else, x.Else)
-	case *ir.Assert:
-		x, ok := b.(*ir.Assert)
-		return ok && a.Msg == x.Msg && equal(a.Cond, x.Cond) && equal(a.Body, x.Body)
-	case *ir.Lam:
-		x, ok := b.(*ir.Lam)
-		return ok && a.Param.Name == x.Param.Name && a.Param.T.Equal(x.Param.T) && equal(a.Body, x.Body)
 	}
 	return false
 }
@@ -361,7 +293,7 @@ func (r *rewriter) userRule(u *ir.Rule, e ir.Expr) ir.Expr {
 					return false
 				}
 				if prev, ok := bound[v.Name]; ok {
-					return equal(prev, e)
+					return ir.Equal(prev, e)
 				}
 				bound[v.Name] = e
 				return true
@@ -394,7 +326,7 @@ func (r *rewriter) userRule(u *ir.Rule, e ir.Expr) ir.Expr {
 			g, ok := e.(*ir.Get)
 			return ok && g.I == p.I && g.N == p.N && match(p.X, g.X)
 		}
-		return equal(p, e)
+		return ir.Equal(p, e)
 	}
 	if !match(u.Lhs, e) {
 		return nil

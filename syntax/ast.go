@@ -258,6 +258,7 @@ var Derivations = map[string]bool{
 	"shape":      true,
 	"revacc":     false, // internal: reverse mode into an accumulator
 	"revfull":    false, // internal: reverse mode returning the value too
+	"fwdfull":    false, // internal: forward mode returning the value too
 	"bogrev":     false, // internal: the reverse pass into an accumulator
 }
 

@@ -81,3 +81,114 @@ func TestChainedLetsCost(t *testing.T) {
 		}
 	}
 }
+
+// primalCounts lists the functions of testdata/cost/counted.ks with an
+// argument, and, for those whose derivatives do not yet keep to the bound
+// of TestPrimalEvaluations, which do not (the test fails when one of
+// these starts keeping to it, so that the list stays true).
+var primalCounts = []struct {
+	name, typ, arg string
+	over           map[string]bool // "strategy derivative": over the bound today
+}{
+	{name: "c_line", typ: "Float", arg: "0.7"},
+	{name: "c_calls", typ: "Float", arg: "0.7"},
+	{name: "c_if", typ: "Float", arg: "0.7"},
+	{name: "c_build", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)"},
+	{name: "c_sumbuild", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)"},
+	// Reverse mode of a fold runs each step for the tape of accumulators,
+	// once more for the value, and again in the reverse loop, whose
+	// linear-map code recomputes what a step needs: 2n + 1.
+	{name: "c_fold", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)",
+		over: map[string]bool{"lm rev": true, "lm sufrev": true, "bog rev": true, "bog sufrev": true}},
+	{name: "c_recursive", typ: "Float", arg: "0.7"},
+	{name: "c_product", typ: "Float", arg: "0.7"},
+}
+
+// TestPrimalEvaluations counts the calls of an edef (counted, a C
+// function with a counter: testdata/cost/counted.c) in f and in [fwd f],
+// [rev f] and [sufrev f], with both reverse strategies: a derivative that
+// evaluates each primal operation at most twice calls it at most twice as
+// often as f. A derivative that re-runs its callees' primal code (at every
+// level of a recursion, say) calls it more often, by a factor that grows
+// with the program.
+func TestPrimalEvaluations(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the count is kept by C code")
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", "cost", "counted.ks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := filepath.Abs(filepath.Join("testdata", "cost", "counted.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.Write(src)
+	derivs := []string{"fwd", "rev", "sufrev"}
+	k := 0
+	line := func(label, call string) {
+		k++
+		fmt.Fprintf(&b, "\n    %q %s \" \" (ncount %d) \"\\n\"", label+" ", call, k)
+	}
+	for _, c := range primalCounts {
+		for _, d := range derivs {
+			fmt.Fprintf(&b, "(gdef %s [%s %s])\n", d, c.name, c.typ)
+		}
+	}
+	b.WriteString("(def main Integer ()\n  (print")
+	for _, c := range primalCounts {
+		line(c.name+" f", fmt.Sprintf("(%s %s)", c.name, c.arg))
+		dx := "1.0" // the tangent of the argument: ones
+		if c.typ != "Float" {
+			dx = fmt.Sprintf("(constVec (size %s) 1.0)", c.arg)
+		}
+		line(c.name+" fwd", fmt.Sprintf("([fwd %s] %s %s)", c.name, c.arg, dx))
+		line(c.name+" rev", fmt.Sprintf("(ts_dot ([rev %s] %s 1.0) %s)", c.name, c.arg, dx))
+		line(c.name+" sufrev", fmt.Sprintf("(ts_dot ([sufrev %s] %s 1.0) %s)", c.name, c.arg, dx))
+	}
+	b.WriteString("))\n")
+	file := filepath.Join(t.TempDir(), "counted.ks")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cc := testCC()
+	cc.Flags = append(cc.Flags, counter)
+	for _, rev := range []string{"lm", "bog"} {
+		r, err := tryProgram("c", driver.Options{Rev: rev}, cc, t.TempDir(), file)
+		if err != nil {
+			t.Fatalf("--rev %s: %v", rev, err)
+		}
+		if r.code != 0 || r.warnings != "" {
+			t.Fatalf("--rev %s: status %d\n%s%s", rev, r.code, r.warnings, r.stderr)
+		}
+		counts := map[string]int{}
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var name, what, value string
+			var n int
+			if _, err := fmt.Sscan(l, &name, &what, &value, &n); err != nil {
+				t.Fatalf("--rev %s: cannot read %q", rev, l)
+			}
+			counts[name+" "+what] = n
+		}
+		for _, c := range primalCounts {
+			f := counts[c.name+" f"]
+			if f == 0 {
+				t.Errorf("%s calls counted %d times", c.name, f)
+				continue
+			}
+			for _, d := range derivs {
+				n := counts[c.name+" "+d]
+				over := n > 2*f
+				t.Logf("--rev %s: %s: %d calls in f, %d in [%s f]", rev, c.name, f, n, d)
+				switch {
+				case over && !c.over[rev+" "+d]:
+					t.Errorf("--rev %s: [%s %s] calls counted %d times, f %d: more than twice", rev, d, c.name, n, f)
+				case !over && c.over[rev+" "+d]:
+					t.Errorf("--rev %s: [%s %s] calls counted %d times, f %d: within the bound now, so take it off primalCounts' list", rev, d, c.name, n, f)
+				}
+			}
+		}
+	}
+}

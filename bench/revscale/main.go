@@ -1,9 +1,11 @@
-// Command revscale measures how the cost of reverse mode grows with the
+// Command revscale measures how the cost of derivatives grows with the
 // size of the input: for sqnorm, dot, a matrix-vector product, logsumexp
-// and a recursive product over a vector, it times f, [rev f] and [sufrev f] (built by
-// ksc build into a library, called from a C harness) at sizes 10^3 to
-// 10^6 and prints the ratios [rev f] time / f time and [sufrev f] time /
-// f time (split reverse mode, issue 4), which must stay flat.
+// and a product over a vector by recursion (prodrec by a tail call,
+// prodnt by a call whose value each level multiplies, so that the
+// recursion is as deep as the vector is long), it times f, [rev f],
+// [sufrev f] and [fwd f] (built by ksc build into a library, called from
+// a C harness) at sizes 10^3 to 10^6 and prints the ratios of their times
+// to f's, which must stay flat.
 //
 //	go run ./bench/revscale [-sizes 1000,10000,100000,1000000] [-min 0.2]
 package main
@@ -48,6 +50,23 @@ const source = `
   (if (eq i (size v)) acc (prodrec v (add i 1) (mul acc (index i v)))))
 (gdef rev [prodrec (Tuple (Vec Float) Integer Float)])
 (gdef sufrev [prodrec (Tuple (Vec Float) Integer Float)])
+
+; The same product by a recursion that is not a tail call: the derivative
+; of each level needs the value of the levels below it.
+(def prodnt Float ((v : Vec Float) (i : Integer))
+  (if (eq i (size v)) 1.0 (mul (index i v) (prodnt v (add i 1)))))
+(gdef rev [prodnt (Tuple (Vec Float) Integer)])
+(gdef sufrev [prodnt (Tuple (Vec Float) Integer)])
+`
+
+// withFwd adds forward mode of every function measured.
+const withFwd = `
+(gdef fwd [sqnorm (Vec Float)])
+(gdef fwd [vdot (Tuple (Vec Float) (Vec Float))])
+(gdef fwd [matvec (Tuple (Tensor 2 Float) (Vec Float))])
+(gdef fwd [logsumexp (Vec Float)])
+(gdef fwd [prodrec (Tuple (Vec Float) Integer Float)])
+(gdef fwd [prodnt (Tuple (Vec Float) Integer)])
 `
 
 // harness is the C timing program. It runs in a thread with a large
@@ -112,30 +131,37 @@ static void *run(void *arg) {
     long cols = 10, rows = n / cols;
     rs_ten2_f64 m = {{rows, cols}, y};
     rs_vec_f64 v10 = {cols, x};
-    double out, tf, tr, tsuf;
+    double out, tf, tr, tsuf, tfwd;
     rs_vec_f64 gv;
     rs_tup2_vec_f64_vec_f64 g2;
     rs_tup2_ten2_f64_vec_f64 gm;
     rs_tup3_vec_f64_tup0_f64 gp;
 #define CHECK(call) if ((call) != 0) { fprintf(stderr, "%s\n", rs_ctx_error(ctx)); exit(1); }
-#define MEASURE(name, f, rev, sufrev)                                     \
+#define MEASURE(name, f, rev, sufrev, fwd)                                \
     TIME(tf, minSeconds, { CHECK(f); rs_ctx_reset(ctx); });               \
     TIME(tr, minSeconds, { CHECK(rev); rs_ctx_reset(ctx); });             \
-    TIME(tsuf, minSeconds, { CHECK(sufrev); rs_ctx_reset(ctx); });          \
-    printf("%s %ld %g %g %g\n", name, n, tf, tr, tsuf)
+    TIME(tsuf, minSeconds, { CHECK(sufrev); rs_ctx_reset(ctx); });        \
+    TIME(tfwd, minSeconds, { CHECK(fwd); rs_ctx_reset(ctx); });           \
+    printf("%s %ld %g %g %g %g\n", name, n, tf, tr, tsuf, tfwd)
     MEASURE("sqnorm", rs_sqnorm(ctx, v, &out), rs_rev_sqnorm(ctx, v, 1.0, &gv),
-            rs_sufrev_sqnorm(ctx, v, 1.0, &gv));
+            rs_sufrev_sqnorm(ctx, v, 1.0, &gv), rs_fwd_sqnorm(ctx, v, w, &out));
     rs_tup2_vec_f64_vec_f64 vw = {v, w};
     MEASURE("dot", rs_vdot(ctx, v, w, &out), rs_rev_vdot(ctx, vw, 1.0, &g2),
-            rs_sufrev_vdot(ctx, vw, 1.0, &g2));
+            rs_sufrev_vdot(ctx, vw, 1.0, &g2), rs_fwd_vdot(ctx, vw, vw, &out));
     rs_tup2_ten2_f64_vec_f64 mv = {m, v10};
     MEASURE("matvec", rs_matvec(ctx, m, v10, &out), rs_rev_matvec(ctx, mv, 1.0, &gm),
-            rs_sufrev_matvec(ctx, mv, 1.0, &gm));
+            rs_sufrev_matvec(ctx, mv, 1.0, &gm), rs_fwd_matvec(ctx, mv, mv, &out));
     MEASURE("logsumexp", rs_logsumexp(ctx, v, &out), rs_rev_logsumexp(ctx, v, 1.0, &gv),
-            rs_sufrev_logsumexp(ctx, v, 1.0, &gv));
+            rs_sufrev_logsumexp(ctx, v, 1.0, &gv), rs_fwd_logsumexp(ctx, v, w, &out));
     rs_tup3_vec_f64_i64_f64 p0 = {v, 0, 1.0};
+    rs_tup3_vec_f64_tup0_f64 dp0 = {w, {0}, 1.0};
     MEASURE("prodrec", rs_prodrec(ctx, v, 0, 1.0, &out), rs_rev_prodrec(ctx, p0, 1.0, &gp),
-            rs_sufrev_prodrec(ctx, p0, 1.0, &gp));
+            rs_sufrev_prodrec(ctx, p0, 1.0, &gp), rs_fwd_prodrec(ctx, p0, dp0, &out));
+    rs_tup2_vec_f64_i64 q0 = {v, 0};
+    rs_tup2_vec_f64_tup0 dq0 = {w, {0}};
+    rs_tup2_vec_f64_tup0 gq;
+    MEASURE("prodnt", rs_prodnt(ctx, v, 0, &out), rs_rev_prodnt(ctx, q0, 1.0, &gq),
+            rs_sufrev_prodnt(ctx, q0, 1.0, &gq), rs_fwd_prodnt(ctx, q0, dq0, &out));
     fflush(stdout);
     free(x);
     free(y);
@@ -174,7 +200,7 @@ func run(sizes string, minTime float64) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	prog, err := driver.LoadSources([]driver.Source{{Name: "revscale.ks", Text: []byte(source)}}, driver.Derived)
+	prog, err := driver.LoadSources([]driver.Source{{Name: "revscale.ks", Text: []byte(source + withFwd)}}, driver.Derived)
 	if err != nil {
 		return err
 	}
@@ -201,17 +227,17 @@ func run(sizes string, minTime float64) error {
 		return fmt.Errorf("running the harness: %v", err)
 	}
 	type row struct {
-		name, size string
-		tf, tr, ts float64
+		name, size       string
+		tf, tr, ts, tfwd float64
 	}
 	var rows []row
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 5 {
+		if len(f) != 6 {
 			return fmt.Errorf("unexpected harness output %q", line)
 		}
 		r := row{name: f[0], size: f[1]}
-		for i, p := range []*float64{&r.tf, &r.tr, &r.ts} {
+		for i, p := range []*float64{&r.tf, &r.tr, &r.ts, &r.tfwd} {
 			if *p, err = strconv.ParseFloat(f[2+i], 64); err != nil {
 				return fmt.Errorf("unexpected harness output %q", line)
 			}
@@ -225,9 +251,10 @@ func run(sizes string, minTime float64) error {
 	}{
 		{"[rev f] / f", func(r row) float64 { return r.tr }},
 		{"[sufrev f] / f", func(r row) float64 { return r.ts }},
+		{"[fwd f] / f", func(r row) float64 { return r.tfwd }},
 	} {
 		fmt.Printf("\n%s\n\n| function | %s |\n|---|%s\n", table.title, strings.Join(ns, " | "), strings.Repeat("---|", len(ns)))
-		for _, name := range []string{"sqnorm", "dot", "matvec", "logsumexp", "prodrec"} {
+		for _, name := range []string{"sqnorm", "dot", "matvec", "logsumexp", "prodrec", "prodnt"} {
 			fmt.Printf("| %s |", name)
 			for _, n := range ns {
 				for _, r := range rows {
