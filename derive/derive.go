@@ -136,7 +136,7 @@ func (d *deriver) generate(f *ir.Func) {
 	switch deriv := f.Name.Derivs[0]; deriv {
 	case "D":
 		d.jacobianBody(f, base)
-	case "fwd":
+	case "fwd", "fwdfull":
 		dg, err := d.jacobianOf(base, p)
 		if err != nil {
 			d.errorf(p, "%v", err)
@@ -144,16 +144,11 @@ func (d *deriver) generate(f *ir.Func) {
 		}
 		x, dx := d.params(f, "x", "dx")
 		f.Body = ir.MkPrim(p, "lmApply", ir.CallFunc(p, dg, x), dx)
-	case "fwdfull":
-		// (tuple (f x) (lmApply ([D f] x) dx)): the optimiser computes
-		// both from one inlined Jacobian (see eliminate-lm).
-		dg, err := d.jacobianOf(base, p)
-		if err != nil {
-			d.errorf(p, "%v", err)
-			return
+		if deriv == "fwdfull" {
+			// (tuple (f x) (lmApply ([D f] x) dx)): the optimiser
+			// computes both from one inlined Jacobian (see eliminate-lm).
+			f.Body = ir.MkTuple(p, ir.CallFunc(p, base, x), f.Body)
 		}
-		x, dx := d.params(f, "x", "dx")
-		f.Body = ir.MkTuple(p, ir.CallFunc(p, base, x), ir.MkPrim(p, "lmApply", ir.CallFunc(p, dg, x), dx))
 	case "revacc":
 		dg, err := d.jacobianOf(base, p)
 		if err != nil {

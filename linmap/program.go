@@ -103,7 +103,7 @@ func (f *fwd) withValue(m, primal ir.Expr) ir.Expr {
 // becomes one if whose branches compute their value and tangent together.
 // So neither a callee's primal code nor a branch's runs twice.
 func (f *fwd) fused(e *ir.Let) ir.Expr {
-	if e.Pattern || len(e.Vars) != 1 || f.ofs == nil {
+	if e.Pattern || len(e.Vars) != 1 {
 		return nil
 	}
 	l, ok := e.Body.(*ir.Let)
@@ -143,7 +143,7 @@ func (f *fwd) fused(e *ir.Let) ir.Expr {
 		rhs = ir.CallFunc(r.P, ff, callArg(r), inner)
 	case *ir.If:
 		li, ok := l.Rhs.(*ir.If)
-		if !ok || !sameExprs([]ir.Expr{li.Cond}, []ir.Expr{r.Cond}) {
+		if !ok || !ir.Equal(li.Cond, r.Cond) {
 			return nil
 		}
 		then, els := f.withValue(li.Then, r.Then), f.withValue(li.Else, r.Else)
