@@ -646,33 +646,44 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 }
 
 // dedupe returns pre followed by items, leaving out an item that binds
-// the same names to the same expression as an item of pre (the primal
-// and reverse arms of an if both compute the primal values they need).
+// names pre binds already. The primal and reverse arms of an if both
+// compute the primal values they need, from the same primal code, so a
+// name bound in both (binders are unique in a function: ir.RenameApart)
+// is the same value, though the optimiser may have rewritten one copy:
+// the reverse arm may read a recursive callee's value from its forward
+// pass (y = pb.1 after pb = ([suffwdpass g] a)) where the primal arm
+// calls g (y = (g a)). Keeping both would bind y twice in one chain; the
+// primal binding stays, and shareSplitCalls later makes the two calls one.
 func dedupe(pre, items []ir.Expr) []ir.Expr {
 	if len(pre) == 0 {
 		return items
 	}
-	key := func(l *ir.Let) string {
-		k := ""
-		for _, v := range l.Vars {
-			k += v.Name + " "
-		}
-		return k + "= " + ir.FormatExpr(l.Rhs)
-	}
 	have := map[string]bool{}
 	for _, it := range pre {
 		if l, ok := it.(*ir.Let); ok {
-			have[key(l)] = true
+			for _, v := range l.Vars {
+				have[v.Name] = true
+			}
 		}
 	}
 	out := append([]ir.Expr{}, pre...)
 	for _, it := range items {
-		if l, ok := it.(*ir.Let); ok && have[key(l)] {
+		if l, ok := it.(*ir.Let); ok && len(l.Vars) > 0 && bindsOnly(l, have) {
 			continue
 		}
 		out = append(out, it)
 	}
 	return out
+}
+
+// bindsOnly reports whether every variable l binds is in names.
+func bindsOnly(l *ir.Let, names map[string]bool) bool {
+	for _, v := range l.Vars {
+		if !names[v.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // isRef reports whether e is the variable name.

@@ -438,7 +438,7 @@ func (d *deriver) closeApplies(f *ir.Func) {
 				}
 				for _, l := range d.leaves(m, f, env) {
 					d.needApply(deriv, l.g, l.pos)
-					if deriv == "revacc" && (false && d.recursive[l.g] || len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull") {
+					if deriv == "revacc" && (ir.SplitRecursiveCalls && d.recursive[l.g] || len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull") {
 						// Splitting f splits the calls too; reverse mode
 						// calls a recursive function's split passes, so
 						// as not to re-run its primal code at every level

@@ -1,5 +1,13 @@
 package ir
 
+// SplitRecursiveCalls says whether reverse mode differentiates a call of a
+// recursive function through that function's split passes ([suffwdpass g]
+// then [bogrev g]) instead of its accumulating reverse pass [revacc g],
+// which re-runs g's primal code at every level of the recursion. The
+// derivation (which passes to make) and the optimiser (which to call) both
+// read it.
+const SplitRecursiveCalls = true
+
 // Recursive returns the functions of p with bodies that can call
 // themselves, directly or through other functions (those on a cycle of
 // the call graph). Differentiating a call of one of them must not re-run

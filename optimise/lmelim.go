@@ -163,16 +163,11 @@ func (r *resolver) FwdFull(g *ir.Func) *ir.Func {
 	return r.prog.Lookup(g.Name.Derive("fwdfull"), g.BaseArg)
 }
 
-// splitRecursiveCalls turns on reverse mode through the split passes of
-// recursive callees. It is off: random seed 1000534 makes split-bog leave
-// a BOG variable out of scope in [bogrev g] (issue 12, next session).
-const splitRecursiveCalls = false
-
 func (r *resolver) Split(g *ir.Func) (fwd, rev *ir.Func) {
 	if r.recursive == nil {
 		r.recursive = ir.Recursive(r.prog)
 	}
-	if !r.recursive[g] || !splitRecursiveCalls {
+	if !r.recursive[g] || !ir.SplitRecursiveCalls {
 		return nil, nil
 	}
 	if f := r.prog.Lookup(g.Name.Derive("rev"), g.BaseArg); f != nil && f.Kind != ir.DerivedFunc {

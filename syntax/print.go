@@ -191,7 +191,11 @@ func bindingDoc(b *Binding) *doc {
 		for i, v := range b.Vars {
 			vars[i] = atomDoc(v.P, v.Name)
 		}
-		lhs = listDoc(b.Vars[0].P, Pos{}, len(vars), vars...)
+		at := b.P
+		if len(b.Vars) > 0 {
+			at = b.Vars[0].P
+		}
+		lhs = listDoc(at, Pos{}, len(vars), vars...)
 	} else {
 		lhs = atomDoc(b.Vars[0].P, b.Vars[0].Name)
 	}
