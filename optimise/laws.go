@@ -10,7 +10,15 @@ package optimise
 //	float x       x has type Float
 //	integer x     x has type Integer
 //	pure x        evaluating x prints nothing
+//	cheap m       m is a linear map costing O(1) per element to apply
+//	              (lmZero, lmOne, lmScale): copying it duplicates no work
 //
+// A right-hand side may also use two forms computed from a matched linear
+// map m : (LM S T) when the law is applied: ($lmSource m), an example value
+// of S, and ($lmTarget m), one of T, read off m's structure (lmZero's and
+// lmOne's examples, a call's argument, ...). The law does not apply where
+// m's structure gives none that is cheap to copy (see lmExample).
+
 // Laws apply bottom-up to a fixpoint, with a bound that is reported when
 // it is hit.
 type Law struct {
@@ -42,6 +50,20 @@ var Laws = []Law{
 		LHS: "(lmAdd (lmCompose a m) (lmCompose b m))", RHS: "(lmCompose (lmAdd a b) m)"},
 	{Name: "transpose-transpose", Eq: "(mᵀ)ᵀ = m", LM: true,
 		LHS: "(lmTranspose (lmTranspose m))", RHS: "m"},
+	{Name: "compose-zero-left", Eq: "0 ∘ m = 0", LM: true,
+		LHS: "(lmCompose (lmZero s t) m)", RHS: "(lmZero ($lmSource m) t)"},
+	{Name: "compose-zero-right", Eq: "m ∘ 0 = 0", LM: true,
+		LHS: "(lmCompose m (lmZero s t))", RHS: "(lmZero s ($lmTarget m))"},
+	// The next two copy a map into both halves: only a cheap one, or
+	// applying the result would apply it twice.
+	{Name: "compose-hcat", Eq: "m ∘ (n1 ⋈ n2) = (m ∘ n1) ⋈ (m ∘ n2)", LM: true,
+		LHS: "(lmCompose m (lmHCat n1 n2))", RHS: "(lmHCat (lmCompose m n1) (lmCompose m n2))",
+		When: []string{"cheap m"}},
+	{Name: "vcat-compose", Eq: "(m1 × m2) ∘ n = (m1 ∘ n) × (m2 ∘ n)", LM: true,
+		LHS: "(lmCompose (lmVCat m1 m2) n)", RHS: "(lmVCat (lmCompose m1 n) (lmCompose m2 n))",
+		When: []string{"cheap n"}},
+	{Name: "hcat-vcat", Eq: "(m1 ⋈ m2) ∘ (n1 × n2) = (m1 ∘ n1) ⊕ (m2 ∘ n2)", LM: true,
+		LHS: "(lmCompose (lmHCat m1 m2) (lmVCat n1 n2))", RHS: "(lmAdd (lmCompose m1 n1) (lmCompose m2 n2))"},
 
 	// Fusion of tensors.
 	{Name: "index-build", Eq: "index k (build n (λi. e)) = e[i := k]",

@@ -30,6 +30,13 @@ var lawTests = []struct {
 	{"scale-add", "(lmAdd (lmScale x a) (lmScale y b))", "(lmScale x (add a b))"},
 	{"factor-right", "(lmAdd (lmCompose (lmScale x a) m) (lmCompose (lmScale x b) m))", "(lmCompose (lmAdd (lmScale x a) (lmScale x b)) m)"},
 	{"transpose-transpose", "(lmTranspose (lmTranspose m))", "m"},
+	{"compose-zero-left", "(lmCompose (lmZero x y) (lmScale a b))", "(lmZero a y)"},
+	{"compose-zero-left", "(lmCompose (lmZero x y) (lmTranspose (lmZero a b)))", "(lmZero b y)"},
+	{"compose-zero-right", "(lmCompose (lmOne a) (lmZero x y))", "(lmZero x a)"},
+	{"compose-zero-right", "(lmCompose (lmHCat (lmOne a) (lmScale b x)) (lmZero x (tuple a b)))", "(lmZero x a)"},
+	{"compose-hcat", "(lmCompose (lmScale x a) (lmHCat m m))", "(lmHCat (lmCompose (lmScale x a) m) (lmCompose (lmScale x a) m))"},
+	{"vcat-compose", "(lmCompose (lmVCat m m) (lmScale x a))", "(lmVCat (lmCompose m (lmScale x a)) (lmCompose m (lmScale x a)))"},
+	{"hcat-vcat", "(lmCompose (lmHCat m m) (lmVCat m m))", "(lmAdd (lmCompose m m) (lmCompose m m))"},
 	{"index-build", "(index 2 (build n (lam (i : Integer) (mul a (to_float i)))))", "(let (i 2) (mul a (to_float i)))"},
 	{"size-build", "(size (build n (lam (i : Integer) a)))", "n"},
 	{"sum-build", "(sum (build n (lam (i : Integer) (mul a a))))", "(sumbuild n (lam (i : Integer) (mul a a)))"},
@@ -119,6 +126,11 @@ func TestLawSideConditions(t *testing.T) {
 		{"(ts_add v v)"}, // not Float
 		{"(sumbuild n (lam (i : Integer) (deltaVec (add n i) i a)))"}, // i free in the size
 		{"(size (build n (lam (i : Integer) (to_float (print a)))))"}, // the body prints
+		{"(lmCompose (lmZero x y) m)"},                                // no example of m's source
+		{"(lmCompose m (lmZero x y))"},                                // nor of its target
+		{"(lmCompose (lmZero x y) (lmScale (mul a b) b))"},            // the example is not an atom
+		{"(lmCompose m (lmHCat m m))"},                                // m is not cheap to copy
+		{"(lmCompose (lmVCat m m) (lmScale x (mul a b)))"},            // nor is the scale
 	} {
 		in, err := typecheck.CheckExpr("test", tc.in, vars)
 		if err != nil {

@@ -37,7 +37,7 @@ func compileLaws(table []Law) ([]*law, error) {
 		}
 		for _, w := range l.When {
 			switch f := strings.Fields(w); f[0] {
-			case "notfree", "float", "integer", "pure":
+			case "notfree", "float", "integer", "pure", "cheap":
 			default:
 				return nil, fmt.Errorf("law %s: unknown side condition %q", l.Name, w)
 			}
@@ -140,6 +140,10 @@ func (b *bindings) holds(when []string, eff lower.Effects) bool {
 			if e == nil || lower.HasEffect(e, eff) {
 				return false
 			}
+		case "cheap":
+			if !cheapMap(b.exprs[f[1]]) {
+				return false
+			}
 		}
 	}
 	return true
@@ -167,6 +171,17 @@ func (b *bindings) build(s syntax.Expr, pos ir.Pos, env map[string]*ir.Var) (ir.
 		}
 		return &ir.Const{P: pos, T: types.StringType, Val: s.Text}, nil
 	case *syntax.Call:
+		if side, ok := lmExampleForms[s.Fn.Base]; ok && len(s.Args) == 1 {
+			m, err := b.build(s.Args[0], pos, env)
+			if err != nil {
+				return nil, err
+			}
+			x, ok := lmExample(m, side)
+			if !ok {
+				return nil, fmt.Errorf("no example of the %s of %s", s.Fn.Base, ir.FormatExpr(m))
+			}
+			return x, nil
+		}
 		args := make([]ir.Expr, len(s.Args))
 		for i, a := range s.Args {
 			x, err := b.build(a, pos, env)
@@ -332,4 +347,106 @@ func (r *rewriter) userRule(u *ir.Rule, e ir.Expr) ir.Expr {
 		return nil
 	}
 	return ir.Subst(ir.Copy(u.Rhs, e.Pos()), bound)
+}
+
+// lmExampleForms are the forms of a law's right-hand side that stand for
+// an example value of a linear map's source (side 0) or target (side 1).
+var lmExampleForms = map[string]int{"$lmSource": 0, "$lmTarget": 1}
+
+// lmExample returns an example value of the source (side 0) or the target
+// (side 1) of the linear map m, read off its structure, if one is there
+// and is cheap to copy (an atom, or a tuple of them: a zero tangent takes
+// its shape from it, so it must have the sizes of the real values).
+func lmExample(m ir.Expr, side int) (ir.Expr, bool) {
+	other := 1 - side
+	var x ir.Expr
+	switch m := m.(type) {
+	case *ir.Call:
+		if m.Prim == nil {
+			// A call of [D f] x: the map from the tangents of x.
+			if side == 0 && len(m.Args) == 1 {
+				x = m.Args[0]
+			}
+			break
+		}
+		a := m.Args
+		switch m.Prim.Name {
+		case "lmZero":
+			x = a[side]
+		case "lmOne", "lmScale":
+			x = a[0]
+		case "lmCompose":
+			return lmExample(a[1-side], side)
+		case "lmAdd":
+			if x, ok := lmExample(a[0], side); ok {
+				return x, true
+			}
+			return lmExample(a[1], side)
+		case "lmTranspose":
+			return lmExample(a[0], other)
+		case "lmVCat", "lmHCat":
+			if m.Prim.Name == "lmVCat" && side == 0 || m.Prim.Name == "lmHCat" && side == 1 {
+				for _, l := range a {
+					if x, ok := lmExample(l, side); ok {
+						return x, true
+					}
+				}
+				return nil, false
+			}
+			elems := make([]ir.Expr, len(a))
+			for i, l := range a {
+				e, ok := lmExample(l, side)
+				if !ok {
+					return nil, false
+				}
+				elems[i] = e
+			}
+			return ir.MkTuple(m.P, elems...), true
+		case "lmIndex", "lmSum", "lmRow":
+			if side == 0 {
+				x = a[len(a)-1]
+			}
+		case "lmCol":
+			if side == 1 {
+				x = a[0]
+			}
+		}
+	}
+	if x == nil || !exampleAtom(x) {
+		return nil, false
+	}
+	return ir.Copy(x, ir.Pos{}), true
+}
+
+// exampleAtom reports whether copying e costs nothing: a variable, a
+// constant, or a tuple of them.
+func exampleAtom(e ir.Expr) bool {
+	switch e := e.(type) {
+	case *ir.Var, *ir.Const:
+		return true
+	case *ir.Tuple:
+		for _, x := range e.Elems {
+			if !exampleAtom(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// cheapMap reports whether m is a linear map whose copies cost nothing to
+// apply beside the original: a zero, an identity, or a scaling by an atom.
+func cheapMap(m ir.Expr) bool {
+	c, ok := m.(*ir.Call)
+	if !ok || c.Prim == nil {
+		return false
+	}
+	switch c.Prim.Name {
+	case "lmZero", "lmOne":
+		return true
+	case "lmScale":
+		return exampleAtom(c.Args[1])
+	}
+	return false
 }
