@@ -395,12 +395,12 @@ func combinator(c *Comb) func(x []Value, fs []fun) (Value, error) {
 	case "$foldtape":
 		return func(x []Value, fs []fun) (Value, error) {
 			v := x[2].(*Tensor)
-			tape := make([]Value, 0, len(v.Elems))
-			_, err := fold(fs[0], x[1], v, func(acc Value) { tape = append(tape, acc) })
+			tape := make([]Value, 0, len(v.Elems)+1)
+			last, err := fold(fs[0], x[1], v, func(acc Value) { tape = append(tape, acc) })
 			if err != nil {
 				return nil, err
 			}
-			return Vec(tape...), nil
+			return Vec(append(tape, last)...), nil
 		}
 	case "map":
 		return func(x []Value, fs []fun) (Value, error) {

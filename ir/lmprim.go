@@ -66,7 +66,7 @@ var lmTable = []*Prim{
 	{Name: "$ifoldr", Arity: 3, Check: checkIFold, Lams: []int{2},
 		Doc: "($ifoldr n s (lam (s_i : Tuple S Integer) e)): s updated by e for i = n-1 down to 0"},
 	{Name: "$foldtape", Arity: 3, Check: checkFoldTape, Lams: []int{0},
-		Doc: "($foldtape f acc v): the accumulators a fold sees before each step, a vector of size (size v)"},
+		Doc: "($foldtape f acc v): the accumulators a fold sees before each step, then its value: a vector of size (size v) + 1"},
 }
 
 func lmParts(t *types.Type) (s, u *types.Type, ok bool) {

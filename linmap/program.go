@@ -574,11 +574,9 @@ func (rv *rev) splitCall(e *ir.Let) bool {
 }
 
 // splitFold binds the primal let x = (fold f init v), whose map the next
-// let is, from the tape of accumulators the reverse pass reads: the tape
-// first, then x as one more step from its last entry (init if v is
-// empty), and the lmFold reverse-applies that tape (rev.fold). So the
-// fold's steps run for the tape and not once more for the value. It
-// reports whether it did.
+// let is, from the tape of accumulators the reverse pass reads: x is the
+// tape's last entry, and the lmFold reverse-applies the tape (rev.fold).
+// So the fold's steps run once, for the tape. It reports whether it did.
 func (rv *rev) splitFold(e *ir.Let) bool {
 	c, ok := e.Rhs.(*ir.Call)
 	if !ok || c.Prim == nil || c.Prim.Name != "fold" || e.Pattern || len(e.Vars) != 1 {
@@ -597,11 +595,7 @@ func (rv *rev) splitFold(e *ir.Let) bool {
 	tape := rv.blk.atom(rv.ns, ir.MkPrim(p, "$foldtape", lam, init, v))
 	rv.tapes[mc] = tape
 	n := rv.blk.atom(rv.ns, ir.MkPrim(p, "size", v))
-	last := ir.MkPrim(p, "sub", n, &ir.Const{P: p, T: types.IntegerType, Val: int64(1)})
-	pair := ir.MkTuple(p, ir.MkPrim(p, "index", last, tape), ir.MkPrim(p, "index", ir.Copy(last, p), v))
-	step := ir.FreshBinders(ir.MkLet(p, lam.Param, pair, lam.Body), rv.ns)
-	empty := ir.MkPrim(p, "eq", n, &ir.Const{P: p, T: types.IntegerType, Val: int64(0)})
-	rv.blk.let(&ir.Let{P: e.P, Vars: e.Vars, Rhs: ir.MkIf(p, empty, init, step)})
+	rv.blk.let(&ir.Let{P: e.P, Vars: e.Vars, Rhs: ir.MkPrim(p, "index", n, tape)})
 	return true
 }
 

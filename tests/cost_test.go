@@ -95,16 +95,14 @@ var primalCounts = []struct {
 	{name: "c_if", typ: "Float", arg: "0.7"},
 	{name: "c_build", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)"},
 	{name: "c_sumbuild", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)"},
-	// Reverse mode of a fold runs each step for the tape of accumulators,
-	// once more for the value, and again in the reverse loop, whose
-	// linear-map code recomputes what a step needs: 2n + 1.
-	{name: "c_fold", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)",
-		over: map[string]bool{"lm rev": true, "lm sufrev": true, "bog rev": true, "bog sufrev": true}},
-	// Reverse mode through recursive callees' split passes is off
-	// (optimise.splitRecursiveCalls): quadratic again.
-	{name: "c_recursive", typ: "Float", arg: "0.7",
-		over: map[string]bool{"lm rev": true, "lm sufrev": true, "bog rev": true, "bog sufrev": true}},
-	{name: "c_product", typ: "Float", arg: "0.7", over: map[string]bool{"lm rev": true}},
+	// Reverse mode of a fold runs each step once for the tape of
+	// accumulators (whose last entry is the value), and again in the
+	// reverse loop, whose linear-map code recomputes what a step needs.
+	{name: "c_fold", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)"},
+	// Reverse mode calls a recursive callee's split passes
+	// (ir.SplitRecursiveCalls), so each level runs once.
+	{name: "c_recursive", typ: "Float", arg: "0.7"},
+	{name: "c_product", typ: "Float", arg: "0.7"},
 }
 
 // TestPrimalEvaluations counts the calls of an edef (counted, a C

@@ -303,12 +303,14 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		v := f.atom(parts[2], at(2))
 		acc := f.fresh("acc")
 		f.line("%s %s = %s;", f.e.ctype(at(1)), acc, parts[1])
-		r, _ := f.newTensor(e.T, []string{v + ".size"}, ps)
+		// n + 1 accumulators: before each step, and the fold's value.
+		r, _ := f.newTensor(e.T, []string{v + ".size + 1"}, ps)
 		f.loop(1, []string{v + ".size"}, func(_, i string) {
 			f.line("%s.data[%s] = %s;", r, i, acc)
 			x := f.applyTuple(lam, []string{acc, v + ".data[" + i + "]"}, sc)
 			f.line("%s = %s;", acc, x)
 		})
+		f.line("%s.data[%s.size] = %s;", r, v, acc)
 		return r
 	}
 	panic(&syntax.Error{Pos: e.P, Msg: "internal: the C backend has no code for primitive " + p.Name})

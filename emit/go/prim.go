@@ -469,14 +469,16 @@ func (g *fn) prim(e *ir.Call, sc *env) val {
 		v := parts[2]
 		acc := g.fresh("acc")
 		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(at(1))).Op("=").Add(parts[1].code))
+		// n + 1 accumulators: before each step, and the fold's value.
 		sz := sizesOf(v, at(2))
-		r := g.newTensor(e.T, sz, e.P)
+		r := g.newTensor(e.T, []val{atomOf(sz[0].c().Op("+").Lit(1))}, e.P)
 		g.loop(sz, func(_, i val) {
 			setAt(g, r, e.T, i, atomOf(jen.Id(acc)))
 			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
 			x := g.apply(lam, pureOf(arg), sc)
 			g.stmt(jen.Id(acc).Op("=").Add(x.code))
 		})
+		setAt(g, r, e.T, sz[0], atomOf(jen.Id(acc)))
 		return r
 	case "$inl":
 		g.discard(parts[1])
