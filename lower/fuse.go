@@ -13,7 +13,8 @@ import (
 // becomes the body with (size v) replaced by n and (index j v) by
 // (let (i j) e): the loop computes each element where it reads it, and no
 // vector is made. It applies when that index is the only read of v (so each
-// element is computed once, by the loop over v's indices), n is an atom or
+// element is computed once, by the loop over v's indices), or v is read
+// only by size (a zero cotangent shaped like v, say), n is an atom or
 // the size of one,
 // nothing in the let prints, and no binder in the body captures a free
 // variable of e. (Runtime errors are not effects: if e fails for some i,
@@ -71,9 +72,9 @@ func (s *Simplifier) fuseBuild(e *ir.Let) (ir.Expr, bool) {
 	return body, true
 }
 
-// fusable reports whether body reads v only by (size v) and by one
-// (index j v) whose j is the index of the innermost loop around it, a build
-// or sumbuild over (size v).
+// fusable reports whether body reads v only by (size v) and by at most
+// one (index j v) whose j is the index of the innermost loop around it, a
+// build or sumbuild over (size v).
 func fusable(body ir.Expr, v string) bool {
 	reads, ok := 0, true
 	var walk func(x ir.Expr, loop *ir.Lam)
@@ -131,7 +132,7 @@ func fusable(body ir.Expr, v string) bool {
 		})
 	}
 	walk(body, nil)
-	return ok && reads == 1
+	return ok && reads <= 1
 }
 
 // overSize reports whether n is (size v).

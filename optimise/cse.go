@@ -129,6 +129,11 @@ func (c *cser) hash(e ir.Expr) uint64 {
 	return h.Sum64()
 }
 
+// freshZero are the primitives that make the zeros derived code starts an
+// accumulator from: each result is updated in place ($addTo, $addAt), so
+// two of them, equal as expressions, are not one value.
+var freshZero = map[string]bool{"ts_zero": true, "constVec": true, "deltaVec": true, "$zerosOfShape": true}
+
 // shareable reports whether two evaluations of e may be replaced by one.
 func shareable(e ir.Expr, eff lower.Effects) bool {
 	if ir.IsAtom(e) || lower.HasEffect(e, eff) {
@@ -136,7 +141,7 @@ func shareable(e ir.Expr, eff lower.Effects) bool {
 	}
 	ok := true
 	ir.Inspect(e, func(x ir.Expr) bool {
-		if c, isCall := x.(*ir.Call); isCall && c.Prim != nil && (c.Prim.InPlace || c.Prim.Name == "ts_zero") {
+		if c, isCall := x.(*ir.Call); isCall && c.Prim != nil && (c.Prim.InPlace || freshZero[c.Prim.Name]) {
 			ok = false
 		}
 		return ok

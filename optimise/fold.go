@@ -9,8 +9,21 @@ import (
 // constFold evaluates a call of an exact arithmetic primitive whose
 // arguments are constants. Only operations that IEEE arithmetic defines
 // exactly, and so give the same bits in every backend, are folded: not
-// exp, log and friends, whose last bit depends on the library.
+// exp, log and friends, whose last bit depends on the library. A Float
+// that is not finite (1.0 / 0.0) is left to run time: ks has no literal
+// for it, and the printed program and its CL must parse again.
 func constFold(e ir.Expr) ir.Expr {
+	out := foldCall(e)
+	if k, ok := out.(*ir.Const); ok {
+		if x, isFloat := k.Val.(float64); isFloat && (math.IsInf(x, 0) || math.IsNaN(x)) {
+			return e
+		}
+	}
+	return out
+}
+
+// foldCall is constFold before the check that a Float is finite.
+func foldCall(e ir.Expr) ir.Expr {
 	c, ok := e.(*ir.Call)
 	if !ok || c.Prim == nil || c.Prim.Sig == nil || len(c.Args) != len(c.Prim.Sig.Args) {
 		return e

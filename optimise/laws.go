@@ -12,13 +12,17 @@ package optimise
 //	pure x        evaluating x prints nothing
 //	cheap m       m is a linear map costing O(1) per element to apply
 //	              (lmZero, lmOne, lmScale): copying it duplicates no work
+//	flat x        x's type holds no tensor (its zero tangent is a constant)
+//	flatelem v    v is a tensor whose elements hold no tensor
 //
 // A right-hand side may also use two forms computed from a matched linear
 // map m : (LM S T) when the law is applied: ($lmSource m), an example value
 // of S, and ($lmTarget m), one of T, read off m's structure (lmZero's and
 // lmOne's examples, a call's argument, ...). The law does not apply where
-// m's structure gives none that is cheap to copy (see lmExample).
-
+// m's structure gives none that is cheap to copy (see lmExample). And
+// ($zeroOf x) is the zero tangent of x's type as a constant (for a flat
+// x), ($zeroOfElem v) that of v's elements.
+//
 // Laws apply bottom-up to a fixpoint, with a bound that is reported when
 // it is hit.
 type Law struct {
@@ -87,6 +91,12 @@ var Laws = []Law{
 		LHS: "(ts_dot a b)", RHS: "(mul a b)", When: []string{"float a"}},
 	{Name: "ts_zero-float", Eq: "ts_zero x = 0 on Float",
 		LHS: "(ts_zero x)", RHS: "0.0", When: []string{"float x", "pure x"}},
+	// A zero cotangent takes its shape from the sizes of the value, not
+	// from its elements: the value need not be computed for it.
+	{Name: "ts_zero-flat", Eq: "ts_zero x = 0, a constant, where x holds no tensor",
+		LHS: "(ts_zero x)", RHS: "($zeroOf x)", When: []string{"flat x", "pure x"}},
+	{Name: "ts_zero-tensor", Eq: "ts_zero v = constVec (size v) 0 where v's elements hold no tensor",
+		LHS: "(ts_zero v)", RHS: "(constVec (size v) ($zeroOfElem v))", When: []string{"flatelem v"}},
 	{Name: "addTo-float", Eq: "acc += x is acc + x on Float",
 		LHS: "($addTo a b)", RHS: "(add a b)", When: []string{"float a"}},
 

@@ -46,6 +46,8 @@ var lawTests = []struct {
 	{"ts_neg-float", "(ts_neg a)", "(neg a)"},
 	{"ts_dot-float", "(ts_dot a b)", "(mul a b)"},
 	{"ts_zero-float", "(ts_zero a)", "0.0"},
+	{"ts_zero-flat", "(ts_zero (tuple a n (tuple b true)))", "(tuple 0.0 (tuple) (tuple 0.0 (tuple)))"},
+	{"ts_zero-tensor", "(ts_zero v)", "(constVec (size v) 0.0)"},
 	{"addTo-float", "($addTo a b)", "(add a b)"},
 	{"add-zero-left-float", "(add 0.0 a)", "a"},
 	{"add-zero-right-float", "(add a 0.0)", "a"},
@@ -126,6 +128,8 @@ func TestLawSideConditions(t *testing.T) {
 		{"(ts_add v v)"}, // not Float
 		{"(sumbuild n (lam (i : Integer) (deltaVec (add n i) i a)))"}, // i free in the size
 		{"(size (build n (lam (i : Integer) (to_float (print a)))))"}, // the body prints
+		{"(ts_zero (tuple a (to_float (print a))))"},                  // the value prints
+		{"(ts_zero (tuple a v))"},                                     // holds a tensor
 		{"(lmCompose (lmZero x y) m)"},                                // no example of m's source
 		{"(lmCompose m (lmZero x y))"},                                // nor of its target
 		{"(lmCompose (lmZero x y) (lmScale (mul a b) b))"},            // the example is not an atom

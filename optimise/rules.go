@@ -37,7 +37,7 @@ func compileLaws(table []Law) ([]*law, error) {
 		}
 		for _, w := range l.When {
 			switch f := strings.Fields(w); f[0] {
-			case "notfree", "float", "integer", "pure", "cheap":
+			case "notfree", "float", "integer", "pure", "cheap", "flat", "flatelem":
 			default:
 				return nil, fmt.Errorf("law %s: unknown side condition %q", l.Name, w)
 			}
@@ -144,6 +144,16 @@ func (b *bindings) holds(when []string, eff lower.Effects) bool {
 			if !cheapMap(b.exprs[f[1]]) {
 				return false
 			}
+		case "flat":
+			e := b.exprs[f[1]]
+			if e == nil || e.Type().Contains(types.Tensor) || !e.Type().IsPlain() {
+				return false
+			}
+		case "flatelem":
+			e := b.exprs[f[1]]
+			if e == nil || e.Type().Kind != types.Tensor || e.Type().Elem.Contains(types.Tensor) || !e.Type().IsPlain() {
+				return false
+			}
 		}
 	}
 	return true
@@ -171,6 +181,24 @@ func (b *bindings) build(s syntax.Expr, pos ir.Pos, env map[string]*ir.Var) (ir.
 		}
 		return &ir.Const{P: pos, T: types.StringType, Val: s.Text}, nil
 	case *syntax.Call:
+		if zf, ok := zeroForms[s.Fn.Base]; ok && len(s.Args) == 1 {
+			x, err := b.build(s.Args[0], pos, env)
+			if err != nil {
+				return nil, err
+			}
+			t := x.Type()
+			if zf == 1 {
+				if t.Kind != types.Tensor {
+					return nil, fmt.Errorf("%s of %s, not a tensor", s.Fn.Base, t)
+				}
+				t = t.Elem
+			}
+			z, ok := zeroConst(pos, t)
+			if !ok {
+				return nil, fmt.Errorf("no constant zero tangent of %s", t)
+			}
+			return z, nil
+		}
 		if side, ok := lmExampleForms[s.Fn.Base]; ok && len(s.Args) == 1 {
 			m, err := b.build(s.Args[0], pos, env)
 			if err != nil {
@@ -449,4 +477,30 @@ func cheapMap(m ir.Expr) bool {
 		return exampleAtom(c.Args[1])
 	}
 	return false
+}
+
+// zeroForms are the forms of a law's right-hand side that stand for the
+// zero tangent of a value's type (0) or of a tensor's elements (1).
+var zeroForms = map[string]int{"$zeroOf": 0, "$zeroOfElem": 1}
+
+// zeroConst returns the zero tangent of t as a constant expression, if t
+// holds no tensor (whose zero needs sizes).
+func zeroConst(pos ir.Pos, t *types.Type) (ir.Expr, bool) {
+	switch t.Kind {
+	case types.Float:
+		return ir.Float(pos, 0), true
+	case types.Integer, types.Bool, types.String:
+		return ir.MkTuple(pos), true
+	case types.Tuple:
+		elems := make([]ir.Expr, len(t.Elems))
+		for i, e := range t.Elems {
+			z, ok := zeroConst(pos, e)
+			if !ok {
+				return nil, false
+			}
+			elems[i] = z
+		}
+		return ir.MkTuple(pos, elems...), true
+	}
+	return nil, false
 }
