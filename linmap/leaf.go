@@ -199,7 +199,7 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 	case *ir.Call:
 		if c, g, ok := isDCall(m); ok {
 			if b, split := s.bogs[c]; split {
-				_, bogrev := s.res.Split(g)
+				_, bogrev := s.res.Split(g, true)
 				return ir.CallFunc(c.P, bogrev, r, b, acc)
 			}
 			rev, accumulating, err := s.res.RevAcc(g)

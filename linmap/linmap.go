@@ -36,8 +36,11 @@ type Resolver interface {
 	RevAcc(g *ir.Func) (f *ir.Func, accumulating bool, err error)
 	// Split returns the split passes [suffwdpass g] and [bogrev g] that
 	// reverse mode calls instead of g and [revacc g] for a recursive g,
-	// or nils: then g's primal code runs in [revacc g] again.
-	Split(g *ir.Func) (fwd, rev *ir.Func)
+	// or nils: then g's primal code runs in [revacc g] again. valueRead
+	// says whether the caller's reverse pass reads the call's value; if
+	// not, and g prints nothing, the call is dead and [revacc g] alone
+	// runs g's levels once each (a tail call), with no record.
+	Split(g *ir.Func, valueRead bool) (fwd, rev *ir.Func)
 }
 
 // Zero returns the zero cotangent of m's source.

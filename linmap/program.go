@@ -543,7 +543,9 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 // [suffwdpass g](a), and the BOG it records is what reverse-applying
 // [D g] a reads ([bogrev g], see sem.accR). So the reverse pass of each
 // level of a recursion does not run the levels below it again. It reports
-// whether it did.
+// whether it did. A call whose value the rest does not read, of a g that
+// prints nothing, stays a call: it is dead, and [revacc g] runs each level
+// once (a tail call), recording nothing.
 func (rv *rev) splitCall(e *ir.Let) bool {
 	c, ok := e.Rhs.(*ir.Call)
 	if !ok || c.Fn == nil || e.Pattern || len(e.Vars) != 1 {
@@ -561,7 +563,10 @@ func (rv *rev) splitCall(e *ir.Let) bool {
 	if !ok || g != c.Fn || !sameExprs(dc.Args, c.Args) {
 		return false
 	}
-	fwd, _ := rv.res.Split(g)
+	// The value is read if the rest of the program mentions it (a map
+	// scaled by it, a later primal let), or if it is the program's value.
+	read := rv.wantValue || ir.Occurs(e.Vars[0].Name, l.Body)
+	fwd, _ := rv.res.Split(g, read)
 	if fwd == nil {
 		return false
 	}

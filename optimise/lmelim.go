@@ -147,6 +147,7 @@ func inlineSelf(m ir.Expr, f *ir.Func) ir.Expr {
 type resolver struct {
 	prog      *ir.Program
 	recursive map[*ir.Func]bool // computed on first use
+	effects   lower.Effects     // computed on first use
 }
 
 func (r *resolver) Fwd(g *ir.Func) (*ir.Func, error) {
@@ -163,11 +164,12 @@ func (r *resolver) FwdFull(g *ir.Func) *ir.Func {
 	return r.prog.Lookup(g.Name.Derive("fwdfull"), g.BaseArg)
 }
 
-func (r *resolver) Split(g *ir.Func) (fwd, rev *ir.Func) {
+func (r *resolver) Split(g *ir.Func, valueRead bool) (fwd, rev *ir.Func) {
 	if r.recursive == nil {
 		r.recursive = ir.Recursive(r.prog)
+		r.effects = lower.ComputeEffects(r.prog)
 	}
-	if !r.recursive[g] || !ir.SplitRecursiveCalls {
+	if !r.recursive[g] || !ir.SplitRecursiveCalls || !valueRead && !r.effects[g] {
 		return nil, nil
 	}
 	if f := r.prog.Lookup(g.Name.Derive("rev"), g.BaseArg); f != nil && f.Kind != ir.DerivedFunc {
