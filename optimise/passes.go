@@ -1,8 +1,6 @@
 package optimise
 
 import (
-	"fmt"
-
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/lower"
 )
@@ -100,7 +98,6 @@ func csePass(ctx *Context) error {
 // inlineRequested inlines the calls wrapped in $inline (of functions that
 // do not call themselves) and removes the wrapper.
 func inlineRequested(ctx *Context) error {
-	var errs []error
 	forEachBody(ctx.Prog, func(f *ir.Func) {
 		f.Body = ir.Map(f.Body, func(e ir.Expr) ir.Expr {
 			c, ok := e.(*ir.Call)
@@ -116,9 +113,6 @@ func inlineRequested(ctx *Context) error {
 			return lower.BindParams(g, inner.Args, body, c.P)
 		})
 	})
-	if len(errs) > 0 {
-		return fmt.Errorf("%v", errs)
-	}
 	return nil
 }
 
