@@ -262,10 +262,117 @@ func rematerialise(fwd, rev []ir.Expr, tail ir.Expr, extra []*ir.Var) ([]ir.Expr
 				chosen[k], changed = true, true
 			}
 		}
+		// A value the reverse part updates in place (a zero it starts an
+		// accumulator from) is made there, whatever it costs: a record
+		// is read by every reverse pass given it (a BOG may be consumed
+		// more than once, and one call's BOG may serve two calls), so
+		// nothing in it may be updated.
+		for name := range updated(exprs) {
+			if k, ok := binder[name]; ok && !chosen[k] {
+				chosen[k], changed = true, true
+			}
+		}
 		if !changed {
 			return append(remat, rev...), need
 		}
 	}
+}
+
+// updated returns the variables whose values the expressions may update
+// in place: the accumulator of an in-place primitive ($addTo, $addAt,
+// $setAt) or of a derived function adding into its last argument
+// (ir.AddsIntoLastArg), the initial state of a loop (whose iterations may
+// update their state), and, through lets, tuples, parts and ifs, the
+// variables those values are made of.
+func updated(exprs []ir.Expr) map[string]bool {
+	bindings := map[string]ir.Expr{}
+	out := map[string]bool{}
+	var todo []string
+	for _, e := range exprs {
+		// An item (a let or assert with no body) is inspected in parts.
+		switch it := e.(type) {
+		case *ir.Let:
+			if it.Body == nil {
+				for _, v := range it.Vars {
+					bindings[v.Name] = it.Rhs
+				}
+				e = it.Rhs
+			}
+		case *ir.Assert:
+			if it.Body == nil {
+				e = it.Cond
+			}
+		}
+		ir.Inspect(e, func(x ir.Expr) bool {
+			switch x := x.(type) {
+			case *ir.Let:
+				for _, v := range x.Vars {
+					bindings[v.Name] = x.Rhs
+				}
+			case *ir.Call:
+				if acc := accArg(x); acc != nil {
+					todo = append(todo, aliases(acc)...)
+				}
+			}
+			return true
+		})
+	}
+	for len(todo) > 0 {
+		name := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if out[name] {
+			continue
+		}
+		out[name] = true
+		if rhs, ok := bindings[name]; ok {
+			todo = append(todo, aliases(rhs)...)
+		}
+	}
+	return out
+}
+
+// accArg returns the argument a call updates in place, or nil.
+func accArg(c *ir.Call) ir.Expr {
+	switch {
+	case c.Prim != nil && c.Prim.InPlace:
+		return c.Args[0]
+	case c.Prim != nil && (c.Prim.Name == "$ifold" || c.Prim.Name == "$ifoldr"):
+		return c.Args[1]
+	case c.Fn != nil && len(c.Fn.Name.Derivs) > 0 && ir.AddsIntoLastArg(c.Fn.Name.Derivs[0]):
+		return c.Args[len(c.Args)-1]
+	}
+	return nil
+}
+
+// aliases returns the variables whose values, or parts of them, e's value
+// may be (rather than a new value made from them).
+func aliases(e ir.Expr) []string {
+	switch e := e.(type) {
+	case *ir.Var:
+		return []string{e.Name}
+	case *ir.Get:
+		return aliases(e.X)
+	case *ir.Tuple:
+		var out []string
+		for _, x := range e.Elems {
+			out = append(out, aliases(x)...)
+		}
+		return out
+	case *ir.If:
+		return append(aliases(e.Then), aliases(e.Else)...)
+	case *ir.Let:
+		return aliases(e.Body)
+	case *ir.Assert:
+		return aliases(e.Body)
+	case *ir.Call:
+		if acc := accArg(e); acc != nil {
+			return aliases(acc)
+		}
+		if e.Prim != nil && (e.Prim.Name == "index" || e.Prim.Name == "$unwrap") {
+			return aliases(e.Args[len(e.Args)-1])
+		}
+	}
+	return nil
 }
 
 // cheap reports whether a forward let is better computed again than

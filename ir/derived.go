@@ -82,3 +82,11 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 	}
 	return nil, nil, "unknown derivation " + deriv
 }
+
+// AddsIntoLastArg reports whether [deriv f] adds into its last argument,
+// an accumulator, in place ([revacc f], [revfull f], [bogrev f]): like the
+// first argument of $addTo, a value passed there is not the caller's after
+// the call.
+func AddsIntoLastArg(deriv string) bool {
+	return deriv == "revacc" || deriv == "revfull" || deriv == "bogrev"
+}

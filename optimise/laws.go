@@ -95,10 +95,8 @@ var Laws = []Law{
 	// from its elements: the value need not be computed for it.
 	{Name: "ts_zero-flat", Eq: "ts_zero x = 0, a constant, where x holds no tensor",
 		LHS: "(ts_zero x)", RHS: "($zeroOf x)", When: []string{"flat x", "pure x"}},
-	// ts_zero v = constVec (size v) 0 for a tensor v (($zeroOfElem v),
-	// side condition flatelem) gave wrong derivatives in split reverse
-	// mode (random seeds 2027539 and 2029823, tests/testdata/ad) and is
-	// off until the cause is found.
+	{Name: "ts_zero-tensor", Eq: "ts_zero v = constVec (size v) 0 where v's elements hold no tensor",
+		LHS: "(ts_zero v)", RHS: "(constVec (size v) ($zeroOfElem v))", When: []string{"flatelem v"}},
 	{Name: "addTo-float", Eq: "acc += x is acc + x on Float",
 		LHS: "($addTo a b)", RHS: "(add a b)", When: []string{"float a"}},
 
