@@ -83,7 +83,6 @@ type deriver struct {
 	reported  map[string]bool
 	eff       lower.Effects
 	split     map[*ir.Func]bool // passes of split reverse mode, made by the optimiser
-	recursive map[*ir.Func]bool // the functions on a cycle of the call graph (ir.Recursive)
 }
 
 // prepared is a function's body made ready for differentiation.
@@ -373,7 +372,6 @@ func (d *deriver) jacobianBody(f, g *ir.Func) {
 // applying [D g] forwards needs [fwd g]; reverse-applying it needs
 // [revacc g], or a hand-written [rev g].
 func (d *deriver) close() {
-	d.recursive = ir.Recursive(d.prog)
 	for i := 0; i < len(d.prog.Funcs); i++ {
 		f := d.prog.Funcs[i]
 		if f.Body == nil {
@@ -438,11 +436,11 @@ func (d *deriver) closeApplies(f *ir.Func) {
 				}
 				for _, l := range d.leaves(m, f, env) {
 					d.needApply(deriv, l.g, l.pos)
-					if deriv == "revacc" && (ir.SplitRecursiveCalls && d.recursive[l.g] || len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull") {
+					if deriv == "revacc" && (ir.SplitCalls || len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull") {
 						// Splitting f splits the calls too; reverse mode
-						// calls a recursive function's split passes, so
-						// as not to re-run its primal code at every level
-						// (linmap.Reverse).
+						// calls g's split passes where f reads g's value,
+						// so as not to run g's primal code again
+						// (ir.SplitCalls, linmap.Reverse).
 						d.needSplit(l.g, l.pos)
 					}
 				}
@@ -501,6 +499,9 @@ func (d *deriver) leaves(m ir.Expr, f *ir.Func, env map[string]ir.Expr) []leaf {
 // needSplit declares the passes of g that splitting a caller of g needs,
 // unless g's reverse mode is written by hand.
 func (d *deriver) needSplit(g *ir.Func, pos ir.Pos) {
+	if g.Kind == ir.EdefFunc || g.Body == nil {
+		return // no passes to split: its [rev g] is written by hand (needApply)
+	}
 	if r := d.lookup("rev", g); r != nil && r.Kind != ir.DerivedFunc {
 		return
 	}

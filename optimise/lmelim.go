@@ -145,9 +145,8 @@ func inlineSelf(m ir.Expr, f *ir.Func) ir.Expr {
 
 // resolver finds derived functions for linmap.
 type resolver struct {
-	prog      *ir.Program
-	recursive map[*ir.Func]bool // computed on first use
-	effects   lower.Effects     // computed on first use
+	prog    *ir.Program
+	effects lower.Effects // computed on first use
 }
 
 func (r *resolver) Fwd(g *ir.Func) (*ir.Func, error) {
@@ -165,11 +164,10 @@ func (r *resolver) FwdFull(g *ir.Func) *ir.Func {
 }
 
 func (r *resolver) Split(g *ir.Func, valueRead bool) (fwd, rev *ir.Func) {
-	if r.recursive == nil {
-		r.recursive = ir.Recursive(r.prog)
+	if r.effects == nil {
 		r.effects = lower.ComputeEffects(r.prog)
 	}
-	if !r.recursive[g] || !ir.SplitRecursiveCalls || !valueRead && !r.effects[g] {
+	if !ir.SplitCalls || !valueRead && !r.effects[g] {
 		return nil, nil
 	}
 	if f := r.prog.Lookup(g.Name.Derive("rev"), g.BaseArg); f != nil && f.Kind != ir.DerivedFunc {

@@ -100,9 +100,12 @@ var primalCounts = []struct {
 	// reverse loop, whose linear-map code recomputes what a step needs.
 	{name: "c_fold", typ: "(Vec Float)", arg: "(Vec_init 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0)"},
 	// Reverse mode calls a recursive callee's split passes
-	// (ir.SplitRecursiveCalls), so each level runs once.
+	// (ir.SplitCalls), so each level runs once.
 	{name: "c_recursive", typ: "Float", arg: "0.7"},
 	{name: "c_product", typ: "Float", arg: "0.7"},
+	// Reverse mode calls the split passes of every callee whose value
+	// the caller reads (ir.SplitCalls), so no level runs a callee twice.
+	{name: "c_nested", typ: "Float", arg: "0.7"},
 }
 
 // TestPrimalEvaluations counts the calls of an edef (counted, a C
