@@ -192,6 +192,18 @@ func (n Name) String() string {
 	return s
 }
 
+// Internal reports whether the name has a derivation no gdef can name,
+// such as [revfull f] or [D f]: ksc makes such a function only for other
+// functions to call, and a library does not export it.
+func (n Name) Internal() bool {
+	for _, d := range n.Derivs {
+		if !syntax.Derivations[d] {
+			return true
+		}
+	}
+	return false
+}
+
 // Inner returns the name with its outermost derivation removed.
 func (n Name) Inner() Name { return Name{Derivs: n.Derivs[1:], Base: n.Base} }
 

@@ -54,6 +54,7 @@ var Passes = []Pass{
 	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true, Expands: true},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
 	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
+	{Name: "drop-unused", Doc: "drop the internal derived functions ([revacc f], [revfull f], ...) that nothing calls", Run: dropUnused},
 }
 
 // limit bounds the rewrites of one function by the laws; hitting it is

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
-	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -33,16 +32,8 @@ func Exports(prog *ir.Program, prefix string) []Export {
 			latest[f.Key()] = f // a later def with the same signature replaces the earlier
 		}
 	}
-	internal := func(f *ir.Func) bool {
-		for _, d := range f.Name.Derivs {
-			if !syntax.Derivations[d] {
-				return true // [revfull f] and the like: no gdef can name it
-			}
-		}
-		return false
-	}
 	for _, f := range prog.Funcs {
-		if f.Body != nil && f.Prim == nil && latest[f.Key()] == f && !internal(f) {
+		if f.Body != nil && f.Prim == nil && latest[f.Key()] == f && !f.Name.Internal() {
 			fs = append(fs, f)
 			count[plain(f)]++
 		}

@@ -1,0 +1,50 @@
+package optimise
+
+import (
+	"testing"
+
+	"github.com/ksc-lang/ksc/ir"
+)
+
+// TestDropUnused: an internal derived function survives only if a
+// function the program defines or requests reaches it, directly or through
+// other internal ones; the others all stay, called or not.
+func TestDropUnused(t *testing.T) {
+	mk := func(base string, derivs ...string) *ir.Func {
+		return &ir.Func{Name: ir.Name{Base: base, Derivs: derivs}, Body: &ir.Tuple{}}
+	}
+	calls := func(f *ir.Func, gs ...*ir.Func) {
+		var args []ir.Expr
+		for _, g := range gs {
+			args = append(args, &ir.Call{Fn: g})
+		}
+		f.Body = &ir.Tuple{Elems: args}
+	}
+	f, g := mk("f"), mk("g")
+	rev := mk("f", "rev")
+	revacc := mk("f", "revacc")
+	bogrev := mk("g", "bogrev")
+	fwdpass := mk("g", "suffwdpass")
+	revaccG := mk("g", "revacc") // split: no longer called
+	revfullG := mk("g", "revfull")
+	calls(rev, revacc)
+	calls(revacc, fwdpass, bogrev)
+	calls(revaccG, revfullG)
+	prog := &ir.Program{Funcs: []*ir.Func{f, g, rev, revacc, bogrev, fwdpass, revaccG, revfullG}}
+	if err := dropUnused(&Context{Prog: prog}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, fn := range prog.Funcs {
+		got = append(got, fn.Name.String())
+	}
+	want := []string{"f", "g", "[rev f]", "[revacc f]", "[bogrev g]", "[suffwdpass g]"}
+	if len(got) != len(want) {
+		t.Fatalf("kept %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("kept %v, want %v", got, want)
+		}
+	}
+}
