@@ -502,6 +502,12 @@ func (d *deriver) needSplit(g *ir.Func, pos ir.Pos) {
 	if g.Kind == ir.EdefFunc || g.Body == nil {
 		return // no passes to split: its [rev g] is written by hand (needApply)
 	}
+	if d.eff == nil {
+		d.eff = lower.ComputeEffects(d.prog)
+	}
+	if lower.IsLeaf(g, d.eff) {
+		return // run again by [revacc g] (see lower.IsLeaf)
+	}
 	if r := d.lookup("rev", g); r != nil && r.Kind != ir.DerivedFunc {
 		return
 	}

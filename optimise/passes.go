@@ -116,11 +116,8 @@ func inlineRequested(ctx *Context) error {
 	return nil
 }
 
-// leafSize bounds the body of a function inlineLeaves inlines, in nodes.
-const leafSize = 40
-
-// inlineLeaves inlines the calls of small leaf functions: bodies of at
-// most leafSize nodes that call no function (primitives only), run no
+// inlineLeaves inlines the calls of small leaf functions (lower.IsLeaf):
+// bodies of a few nodes that call no function (primitives only), run no
 // loop and print nothing, such as a sigmoid. A derivative calls such a
 // function and its derived functions side by side (sigmoid's value, then
 // [revacc sigmoid] at the same point, which computes the value again);
@@ -130,7 +127,7 @@ func inlineLeaves(ctx *Context) error {
 	eff := lower.ComputeEffects(ctx.Prog)
 	leaf := map[*ir.Func]bool{}
 	for _, f := range ctx.Prog.Funcs {
-		leaf[f] = isLeaf(f, eff)
+		leaf[f] = lower.IsLeaf(f, eff)
 	}
 	forEachBody(ctx.Prog, func(f *ir.Func) {
 		f.Body = ir.Map(f.Body, func(e ir.Expr) ir.Expr {
@@ -143,27 +140,6 @@ func inlineLeaves(ctx *Context) error {
 		})
 	})
 	return nil
-}
-
-// isLeaf reports whether inlineLeaves inlines the calls of f.
-func isLeaf(f *ir.Func, eff lower.Effects) bool {
-	if f.Body == nil || f.Prim != nil || len(f.Params) == 0 || lower.HasEffect(f.Body, eff) {
-		return false
-	}
-	n, ok := 0, true
-	ir.Inspect(f.Body, func(e ir.Expr) bool {
-		n++
-		switch e := e.(type) {
-		case *ir.Lam:
-			ok = false
-		case *ir.Call:
-			if e.Fn != nil {
-				ok = false
-			}
-		}
-		return ok && n <= leafSize
-	})
-	return ok && n <= leafSize
 }
 
 // calls reports whether f's body calls g.
