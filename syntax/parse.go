@@ -38,12 +38,25 @@ func ParseExpr(filename string, src []byte) (Expr, error) {
 	case 0:
 		p.errs.Add(Pos{File: filename, Line: 1, Col: 1}, "expected an expression")
 	case 1:
-		e = p.expr(sexprs[0])
+		e = p.topExpr(sexprs[0])
 	default:
 		p.errs.Add(sexprs[1].Pos(), "expected a single expression")
 	}
 	p.errs.Sort()
 	return e, p.errs.Err()
+}
+
+// topExpr parses s, or returns nil after an error that stops it.
+func (p *parser) topExpr(s SExpr) (e Expr) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bail); !ok {
+				panic(r)
+			}
+			e = nil
+		}
+	}()
+	return p.expr(s)
 }
 
 type parser struct {

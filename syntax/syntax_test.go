@@ -187,3 +187,14 @@ func TestFormatAmbiguousLet(t *testing.T) {
 		t.Errorf("read back as %s", FormatExpr(e))
 	}
 }
+
+// TestParseExprError: a malformed expression is an error with its
+// position, not a panic.
+func TestParseExprError(t *testing.T) {
+	for _, src := range []string{"(let (x 1.0))", "(lam x)", "(if true 1.0)"} {
+		_, err := ParseExpr("t.ks", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "t.ks:1:") {
+			t.Errorf("%s: error %v, want one at t.ks:1:", src, err)
+		}
+	}
+}
