@@ -402,6 +402,23 @@ func combinator(c *Comb) func(x []Value, fs []fun) (Value, error) {
 			}
 			return Vec(append(tape, last)...), nil
 		}
+	case "$foldrec":
+		return func(x []Value, fs []fun) (Value, error) {
+			v := x[2].(*Tensor)
+			tape := make([]Value, 0, len(v.Elems)+1)
+			recs := make([]Value, 0, len(v.Elems))
+			acc := x[1]
+			for _, e := range v.Elems {
+				tape = append(tape, acc)
+				r, err := fs[0](TupleValue{acc, e})
+				if err != nil {
+					return nil, err
+				}
+				acc = r.(TupleValue)[0]
+				recs = append(recs, r.(TupleValue)[1])
+			}
+			return TupleValue{Vec(append(tape, acc)...), Vec(recs...)}, nil
+		}
 	case "map":
 		return func(x []Value, fs []fun) (Value, error) {
 			v := x[1].(*Tensor)

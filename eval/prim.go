@@ -85,6 +85,24 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 			acc = m.apply(lam(0), Tuple{acc, x}, sc)
 		}
 		return acc
+	case "$foldtape", "$foldrec":
+		v := a[2].(*Tensor)
+		n := int64(len(v.Data))
+		tape, recs := m.newTensor(e.P, []int64{n + 1}), m.newTensor(e.P, []int64{n})
+		acc := a[1]
+		for k, x := range v.Data {
+			tape.Data[k] = acc
+			acc = m.apply(lam(0), Tuple{acc, x}, sc)
+			if e.Prim.Name == "$foldrec" {
+				r := acc.(Tuple)
+				acc, recs.Data[k] = r[0], r[1]
+			}
+		}
+		tape.Data[n] = acc
+		if e.Prim.Name == "$foldrec" {
+			return Tuple{tape, recs}
+		}
+		return tape
 	case "$ifold", "$ifoldr":
 		n, acc := a[0].(int64), a[1]
 		for j := int64(0); j < n; j++ {

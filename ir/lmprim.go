@@ -67,6 +67,8 @@ var lmTable = []*Prim{
 		Doc: "($ifoldr n s (lam (s_i : Tuple S Integer) e)): s updated by e for i = n-1 down to 0"},
 	{Name: "$foldtape", Arity: 3, Check: checkFoldTape, Lams: []int{0},
 		Doc: "($foldtape f acc v): the accumulators a fold sees before each step, then its value: a vector of size (size v) + 1"},
+	{Name: "$foldrec", Arity: 3, Check: checkFoldRec, Lams: []int{0},
+		Doc: "($foldrec f acc v), f from (Tuple acc x) to (Tuple acc r): the tape of $foldtape, and the r each step returns beside its accumulator (size (size v))"},
 }
 
 func lmParts(t *types.Type) (s, u *types.Type, ok bool) {
@@ -289,6 +291,16 @@ func checkFoldTape(p []*types.Type) (*types.Type, string) {
 		return nil, "$foldtape: " + msg
 	}
 	return types.VecOf(acc), ""
+}
+
+func checkFoldRec(p []*types.Type) (*types.Type, string) {
+	from, to, ok := lamParts(p[0])
+	acc, v := p[1], p[2]
+	if !ok || v.Kind != types.Tensor || v.Rank != 1 || !from.Equal(types.TupleOf(acc, v.Elem)) ||
+		to.Kind != types.Tuple || len(to.Elems) != 2 || !to.Elems[0].Equal(acc) {
+		return nil, "$foldrec: expected a lambda from (Tuple acc x) to (Tuple acc r), an acc and a vector of x, got " + describeParts(p)
+	}
+	return types.TupleOf(types.VecOf(acc), types.VecOf(to.Elems[1])), ""
 }
 
 func checkLMFold(p []*types.Type) (*types.Type, string) {

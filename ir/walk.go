@@ -93,3 +93,49 @@ func Funcs(e Expr) []*Func {
 	})
 	return fs
 }
+
+// FreeVars returns the names of the variables occurring free in e.
+func FreeVars(e Expr) map[string]bool {
+	out := map[string]bool{}
+	var walk func(e Expr, bound map[string]int)
+	walk = func(e Expr, bound map[string]int) {
+		switch e := e.(type) {
+		case *Var:
+			if bound[e.Name] == 0 {
+				out[e.Name] = true
+			}
+		case *Let:
+			walk(e.Rhs, bound)
+			for _, v := range e.Vars {
+				bound[v.Name]++
+			}
+			walk(e.Body, bound)
+			for _, v := range e.Vars {
+				bound[v.Name]--
+			}
+		case *Lam:
+			bound[e.Param.Name]++
+			walk(e.Body, bound)
+			bound[e.Param.Name]--
+		case *Call:
+			for _, a := range e.Args {
+				walk(a, bound)
+			}
+		case *Tuple:
+			for _, a := range e.Elems {
+				walk(a, bound)
+			}
+		case *Get:
+			walk(e.X, bound)
+		case *If:
+			walk(e.Cond, bound)
+			walk(e.Then, bound)
+			walk(e.Else, bound)
+		case *Assert:
+			walk(e.Cond, bound)
+			walk(e.Body, bound)
+		}
+	}
+	walk(e, map[string]int{})
+	return out
+}

@@ -53,6 +53,7 @@ var Passes = []Pass{
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
 	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true, Expands: true},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
+	{Name: "tape-loops", Doc: "a build records what a later loop over the same range computes again (the reverse loop of derived code)", Run: tapeLoops},
 	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
 	{Name: "drop-unused", Doc: "drop the internal derived functions ([revacc f], [revfull f], ...) that nothing calls", Run: dropUnused},
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ksc-lang/ksc/driver"
 	cemit "github.com/ksc-lang/ksc/emit/c"
+	"github.com/ksc-lang/ksc/ir"
 )
 
 // chainSource returns a def of k chained lets, each using the previous
@@ -192,6 +193,52 @@ func TestPrimalEvaluations(t *testing.T) {
 				case !over && c.over[rev+" "+d]:
 					t.Errorf("--rev %s: [%s %s] calls counted %d times, f %d: within the bound now, so take it off primalCounts' list", rev, d, c.name, n, f)
 				}
+			}
+		}
+	}
+}
+
+// TestReverseLoopRecords counts, in the reverse mode of the benchmarks'
+// objectives, the calls that run a callee's primal code: the callee, its
+// [suffwdpass] or its [revacc]. Each is called once: the loop that makes
+// the value records what the reverse loop needs (the optimiser's
+// tape-loops pass), instead of the reverse loop running the callee again.
+// Counted in the optimised program, not timed.
+func TestReverseLoopRecords(t *testing.T) {
+	for _, tc := range []struct {
+		file, objective string
+		callees         []string
+	}{
+		{"lstm.ks", "lstm_objective", []string{"lstm_predict"}},
+		{"gmm.ks", "gmm_objective", []string{"ltri_times", "sqnorm"}},
+	} {
+		prog, err := driver.Load([]string{filepath.Join("..", "bench", tc.file)}, driver.Derived)
+		if err == nil {
+			err = driver.Optimise(prog, driver.Options{})
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		var rev *ir.Func
+		for _, f := range prog.Funcs {
+			if f.Name.String() == "[revacc "+tc.objective+"]" {
+				rev = f
+			}
+		}
+		if rev == nil {
+			t.Fatalf("%s: no [revacc %s]", tc.file, tc.objective)
+		}
+		for _, g := range tc.callees {
+			n := 0
+			ir.Inspect(rev.Body, func(e ir.Expr) bool {
+				if c, ok := e.(*ir.Call); ok && c.Fn != nil && c.Fn.Name.Base == g &&
+					(len(c.Fn.Name.Derivs) == 0 || c.Fn.Name.Derivs[0] == "suffwdpass" || c.Fn.Name.Derivs[0] == "revacc") {
+					n++
+				}
+				return true
+			})
+			if n != 1 {
+				t.Errorf("%s: [revacc %s] runs %s's primal code at %d places, want 1:\n%s", tc.file, tc.objective, g, n, ir.FormatExpr(rev.Body))
 			}
 		}
 	}

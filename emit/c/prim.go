@@ -19,7 +19,7 @@ var Structural = map[string]bool{
 	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
 	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
 	"$inline": true, "$copydown": true,
-	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
+	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true, "$foldrec": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
 	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
 }
@@ -312,6 +312,22 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		})
 		f.line("%s.data[%s.size] = %s;", r, v, acc)
 		return r
+	case "$foldrec":
+		lam := e.Args[0].(*ir.Lam)
+		v := f.atom(parts[2], at(2))
+		acc := f.fresh("acc")
+		f.line("%s %s = %s;", f.e.ctype(at(1)), acc, parts[1])
+		// As $foldtape, and beside it what each step records.
+		r, _ := f.newTensor(e.T.Elems[0], []string{v + ".size + 1"}, ps)
+		q, _ := f.newTensor(e.T.Elems[1], []string{v + ".size"}, ps)
+		f.loop(1, []string{v + ".size"}, func(_, i string) {
+			f.line("%s.data[%s] = %s;", r, i, acc)
+			x := f.atom(f.applyTuple(lam, []string{acc, v + ".data[" + i + "]"}, sc), lam.Body.Type())
+			f.line("%s = %s.f0;", acc, x)
+			f.line("%s.data[%s] = %s.f1;", q, i, x)
+		})
+		f.line("%s.data[%s.size] = %s;", r, v, acc)
+		return f.tupleLit(e.T, []string{r, q})
 	}
 	panic(&syntax.Error{Pos: e.P, Msg: "internal: the C backend has no code for primitive " + p.Name})
 }

@@ -20,7 +20,7 @@ var Structural = map[string]bool{
 	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
 	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
 	"$inline": true, "$copydown": true,
-	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true,
+	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true, "$foldrec": true,
 	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
 	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
 }
@@ -480,6 +480,25 @@ func (g *fn) prim(e *ir.Call, sc *env) val {
 		})
 		setAt(g, r, e.T, sz[0], atomOf(jen.Id(acc)))
 		return r
+	case "$foldrec":
+		lam := e.Args[0].(*ir.Lam)
+		v := parts[2]
+		acc := g.fresh("acc")
+		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(at(1))).Op("=").Add(parts[1].code))
+		// As $foldtape, and beside it what each step records.
+		sz := sizesOf(v, at(2))
+		tt, rt := e.T.Elems[0], e.T.Elems[1]
+		r := g.newTensor(tt, []val{atomOf(sz[0].c().Op("+").Lit(1))}, e.P)
+		q := g.newTensor(rt, []val{sz[0]}, e.P)
+		g.loop(sz, func(_, i val) {
+			setAt(g, r, tt, i, atomOf(jen.Id(acc)))
+			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
+			x := g.temp(g.apply(lam, pureOf(arg), sc), lam.Body.Type())
+			g.stmt(jen.Id(acc).Op("=").Add(x.c().Dot("F0")))
+			setAt(g, q, rt, i, atomOf(x.c().Dot("F1")))
+		})
+		setAt(g, r, tt, sz[0], atomOf(jen.Id(acc)))
+		return pureOf(g.tupleLit(e.T, []val{r, q}))
 	case "$inl":
 		g.discard(parts[1])
 		return pureOf(g.e.gotype(e.T).Values(jen.Id("Isl").Op(":").True(), jen.Id("L").Op(":").Add(parts[0].code)))

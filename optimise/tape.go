@@ -1,0 +1,524 @@
+package optimise
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// tapeLoops makes a build or a fold's tape record, per index, what a later
+// loop over the same range computes again, and the loop read it (seed
+// 003's loop tape). The reverse loop of derived code runs the primal code
+// of an iteration again to differentiate it; where the same chain of lets
+// already made each element of a build over that range, or each step of
+// the fold whose accumulators the loop reads ($foldtape), the values the
+// reverse loop recomputes at a cost (a call, a loop, anything but cheap
+// arithmetic: see cheapLet) are kept instead:
+//
+//	v = (build n (lam j ... x = E(j) ... e))
+//	... ($ifoldr n init (lam si (let ((st j2) si) ... y = E(j2) ...)))
+//
+// becomes
+//
+//	tape = (build n (lam j ... x = E(j) ... (tuple e x)))
+//	v = (build n (lam i (get$1$2 (index i tape))))
+//	... ($ifoldr n init (lam si (let ((st j2) si) ... y = (get$2$2 (index j2 tape)) ...)))
+//
+// and a fold's tape T = ($foldtape (lam p ... x = E(p) ... s) init xs),
+// whose step the loop replays from p2 = (tuple (index j2 T) (index j2
+// xs)), becomes TR = ($foldrec (lam p ... (tuple s x)) init xs), T =
+// (get$1$2 TR), the loop reading x from (index j2 (get$2$2 TR)). Where the
+// loop calls [suffwdpass g] on what the source passes to g, the source
+// calls the forward pass and records its BOG.
+//
+// Two lets compute the same value when their right-hand sides are the same
+// up to the names the matching has paired (j with j2, then each x with its
+// y), read no variable the other loop binds nor one bound between the
+// source and the loop, and have no effect.
+func tapeLoops(ctx *Context) error {
+	eff := lower.ComputeEffects(ctx.Prog)
+	t := &taper{eff: eff, ns: ctx.Prog.Names()}
+	forEachBody(ctx.Prog, func(f *ir.Func) { f.Body = t.expr(f.Body) })
+	return nil
+}
+
+type taper struct {
+	eff lower.Effects
+	ns  *ir.Names
+}
+
+// expr rewrites every chain of lets in e.
+func (t *taper) expr(e ir.Expr) ir.Expr {
+	switch e.(type) {
+	case *ir.Let, *ir.Assert:
+		items, tail := chainItems(e)
+		for k := 0; k < len(items); k++ {
+			items = t.tapeFrom(items, k)
+		}
+		for _, it := range items {
+			switch it := it.(type) {
+			case *ir.Let:
+				it.Rhs = t.expr(it.Rhs)
+			case *ir.Assert:
+				it.Cond = t.expr(it.Cond)
+			}
+		}
+		return chainWrap(items, t.expr(tail))
+	}
+	return ir.MapChildren(e, t.expr)
+}
+
+// A source is a loop whose iterations may record values: a build, or the
+// steps of a $foldtape.
+type source struct {
+	let   *ir.Let
+	call  *ir.Call
+	fold  bool
+	rng   string    // the range, printed
+	rngOf ir.Expr   // what the range reads
+	j     *ir.Var   // the index
+	items []ir.Expr // the iteration's chain of lets
+	tail  ir.Expr
+	bound map[string]bool // what the iteration binds
+	// pre are the items written for the fold's step, binding its parameter
+	// from the tape, to pair with the loop's: they are not the source's.
+	pre map[ir.Expr]bool
+}
+
+// sourceAt returns the source items[k] is, if it is one.
+func (t *taper) sourceAt(items []ir.Expr, k int) *source {
+	l, ok := items[k].(*ir.Let)
+	if !ok || l.Pattern || len(l.Vars) != 1 {
+		return nil
+	}
+	c, ok := l.Rhs.(*ir.Call)
+	if !ok || c.Prim == nil {
+		return nil
+	}
+	switch c.Prim.Name {
+	case "build":
+		lam, ok := c.Args[1].(*ir.Lam)
+		if !ok || !ir.IsAtom(c.Args[0]) || lam.Param.T.Kind != types.Integer {
+			return nil
+		}
+		s := &source{let: l, call: c, rng: ir.FormatExpr(c.Args[0]), rngOf: c.Args[0], j: lam.Param}
+		s.items, s.tail = chainItems(lam.Body)
+		s.bound = map[string]bool{lam.Param.Name: true}
+		return s.bind()
+	case "$foldtape":
+		lam, ok := c.Args[0].(*ir.Lam)
+		xs, isVar := c.Args[2].(*ir.Var)
+		if !ok || !isVar {
+			return nil
+		}
+		p := c.P
+		j := t.ns.FreshVar(p, "j", types.IntegerType)
+		tapeT := l.Vars[0]
+		a := t.ns.FreshVar(p, "a", tapeT.T.Elem)
+		x := t.ns.FreshVar(p, "x", xs.T.Elem)
+		pre := []ir.Expr{
+			&ir.Let{P: p, Vars: []*ir.Var{a}, Rhs: ir.MkPrim(p, "index", ir.Ref(p, j), ir.Ref(p, tapeT))},
+			&ir.Let{P: p, Vars: []*ir.Var{x}, Rhs: ir.MkPrim(p, "index", ir.Ref(p, j), ir.Ref(p, xs))},
+			&ir.Let{P: p, Vars: []*ir.Var{lam.Param}, Rhs: ir.MkTuple(p, ir.Ref(p, a), ir.Ref(p, x))},
+		}
+		s := &source{let: l, call: c, fold: true, rng: "(size " + xs.Name + ")", rngOf: xs, j: j, pre: map[ir.Expr]bool{}}
+		for _, it := range pre {
+			s.pre[it] = true
+		}
+		body, tail := chainItems(lam.Body)
+		s.items, s.tail = append(pre, body...), tail
+		s.bound = map[string]bool{j.Name: true, lam.Param.Name: true}
+		return s.bind()
+	}
+	return nil
+}
+
+func (s *source) bind() *source {
+	for _, v := range chainVars(s.items) {
+		s.bound[v.Name] = true
+	}
+	return s
+}
+
+// rangeOf returns the range of a loop, printed: a variable bound to the
+// size of a vector in the same chain (not rebound since) stands for it.
+func rangeOf(e ir.Expr, lets map[string]*ir.Let, between map[string]bool) string {
+	if v, ok := e.(*ir.Var); ok && lets[v.Name] != nil {
+		rhs := lets[v.Name].Rhs
+		if c, ok := rhs.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "size" {
+			if x, ok := c.Args[0].(*ir.Var); ok && !between[x.Name] {
+				return ir.FormatExpr(rhs)
+			}
+		}
+	}
+	return ir.FormatExpr(e)
+}
+
+// tapeFrom tapes the source items[k], if it is one, for the first later
+// loop over the same range that recomputes some of its values, and
+// returns the items.
+func (t *taper) tapeFrom(items []ir.Expr, k int) []ir.Expr {
+	src := t.sourceAt(items, k)
+	if src == nil {
+		return items
+	}
+	// The variables bound after the source, and the lets binding them.
+	between := map[string]bool{src.let.Vars[0].Name: true}
+	lets := map[string]*ir.Let{}
+	for m := k + 1; m < len(items); m++ {
+		lm, ok := items[m].(*ir.Let)
+		if !ok {
+			continue
+		}
+		if loop, ok := lm.Rhs.(*ir.Call); ok && loop.Prim != nil && (loop.Prim.Name == "$ifold" || loop.Prim.Name == "$ifoldr") &&
+			rangeOf(loop.Args[0], lets, between) == src.rng && !readsAny(src.rngOf, between) {
+			if out, ok := t.tape(items, k, m, src, between); ok {
+				return out
+			}
+		}
+		for _, v := range lm.Vars {
+			between[v.Name] = true
+		}
+		if !lm.Pattern && len(lm.Vars) == 1 {
+			lets[lm.Vars[0].Name] = lm
+		}
+	}
+	return items
+}
+
+// tape pairs the lets of the source with those of the loop items[m] and,
+// if some pair is worth recording, rewrites both.
+func (t *taper) tape(items []ir.Expr, k, m int, src *source, between map[string]bool) ([]ir.Expr, bool) {
+	lm := items[m].(*ir.Let)
+	loop := lm.Rhs.(*ir.Call)
+	llam, ok := loop.Args[2].(*ir.Lam)
+	if !ok {
+		return nil, false
+	}
+	head, ok := llam.Body.(*ir.Let)
+	if !ok || !head.Pattern || len(head.Vars) != 2 || !isVar(head.Rhs, llam.Param.Name) {
+		return nil, false
+	}
+	j2 := head.Vars[1]
+	items1 := append([]ir.Expr{}, src.items...)
+	items2, tail2 := chainItems(head.Body)
+	bound2 := map[string]bool{llam.Param.Name: true, head.Vars[0].Name: true, j2.Name: true}
+	for _, v := range chainVars(items2) {
+		bound2[v.Name] = true
+	}
+	// The fold's step reads its own tape: the loop may too.
+	selfName := src.let.Vars[0].Name
+	betweenButSelf := map[string]bool{}
+	for name := range between {
+		betweenButSelf[name] = name != selfName
+	}
+	pair := map[string]*ir.Var{src.j.Name: j2} // a name of the source -> the loop's
+	paired := map[string]bool{j2.Name: true}
+	var xs []*ir.Var // the source's values the loop reads from the tape
+	var ys []int     // the items of the loop's body that read them
+	used := map[int]bool{}
+	for iy, it := range items2 {
+		ly, ok := it.(*ir.Let)
+		if !ok || lower.HasEffect(ly.Rhs, t.eff) {
+			continue
+		}
+		want := ir.FormatExpr(ly.Rhs)
+		for ix, jt := range items1 {
+			lx, ok := jt.(*ir.Let)
+			if !ok || used[ix] || lx.Pattern != ly.Pattern || len(lx.Vars) != len(ly.Vars) {
+				continue
+			}
+			pre := src.pre[jt]
+			notY := between
+			if pre {
+				notY = betweenButSelf
+			}
+			if !reads(ly.Rhs, bound2, paired, notY, src.bound) {
+				break
+			}
+			if !pre && !reads(lx.Rhs, src.bound, pairedNames(pair), bound2) {
+				continue
+			}
+			sub := map[string]ir.Expr{}
+			for from, to := range pair {
+				sub[from] = ir.Ref(to.P, to)
+			}
+			if g, a := forwardPass(ly.Rhs, lx.Rhs, sub); g != nil && !ly.Pattern {
+				// y = ([suffwdpass g] a) where the source has x = (g a):
+				// the source calls the forward pass, records its result
+				// and takes x from it.
+				y := ly.Vars[0]
+				pb := t.ns.FreshVar(lx.P, "pb", y.T)
+				items1 = append(items1[:ix:ix], append([]ir.Expr{
+					&ir.Let{P: lx.P, Vars: []*ir.Var{pb}, Rhs: ir.CallFunc(lx.P, g, a)},
+					&ir.Let{P: lx.P, Vars: lx.Vars, Rhs: ir.MkGet(lx.P, 1, ir.Ref(lx.P, pb)), Of: lx.Of},
+				}, items1[ix+1:]...)...)
+				used = shiftUsed(used, ix)
+				used[ix] = true
+				pair[pb.Name] = y
+				paired[y.Name] = true
+				xs = append(xs, pb)
+				ys = append(ys, iy)
+				break
+			}
+			if ir.FormatExpr(ir.Subst(lx.Rhs, sub)) != want || !sameTypes(lx.Vars, ly.Vars) {
+				continue
+			}
+			used[ix] = true
+			for n, x := range lx.Vars {
+				pair[x.Name] = ly.Vars[n]
+				paired[ly.Vars[n].Name] = true
+			}
+			if !pre && !ly.Pattern && !cheapLet(lx.Rhs) {
+				xs = append(xs, lx.Vars[0])
+				ys = append(ys, iy)
+			}
+			break
+		}
+	}
+	if len(xs) == 0 {
+		return nil, false
+	}
+	var own []ir.Expr // the source's items, without those written for pairing
+	for _, it := range items1 {
+		if !src.pre[it] {
+			own = append(own, it)
+		}
+	}
+	if src.fold {
+		return t.rewriteFold(items, k, m, src, own, xs, ys, items2, tail2, j2)
+	}
+	return t.rewriteBuild(items, k, m, src, own, xs, ys, items2, tail2, j2)
+}
+
+// rewriteBuild makes the build record (element, x1, ..., xm) per index and
+// the loop read them.
+func (t *taper) rewriteBuild(items []ir.Expr, k, m int, src *source, own []ir.Expr, xs []*ir.Var, ys []int, items2 []ir.Expr, tail2 ir.Expr, j2 *ir.Var) ([]ir.Expr, bool) {
+	l, build := src.let, src.call
+	lam := build.Args[1].(*ir.Lam)
+	p := l.P
+	elems := []ir.Expr{src.tail}
+	for _, x := range xs {
+		elems = append(elems, ir.Ref(p, x))
+	}
+	tapeBuild := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(lam.P, lam.Param, chainWrap(own, ir.MkTuple(p, elems...))))
+	tapeVar := t.ns.FreshVar(p, "tape", tapeBuild.T)
+	i := t.ns.FreshVar(p, "i", types.IntegerType)
+	value := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(p, i, ir.MkGet(p, 1, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, tapeVar)))))
+	readLoop(items, m, items2, tail2, ys, func(n int, y *ir.Let) ir.Expr {
+		return ir.MkGet(y.P, n+2, ir.MkPrim(y.P, "index", ir.Ref(y.P, j2), ir.Ref(y.P, tapeVar)))
+	})
+	// The value's let follows the tape's: what comes after reads it.
+	out := append([]ir.Expr{}, items[:k]...)
+	out = append(out, &ir.Let{P: p, Vars: []*ir.Var{tapeVar}, Rhs: tapeBuild},
+		&ir.Let{P: l.P, Vars: l.Vars, Rhs: value, Of: l.Of})
+	return append(out, items[k+1:]...), true
+}
+
+// rewriteFold makes the fold's steps return (accumulator, x) or
+// (accumulator, (tuple x1 ... xm)) for $foldrec to record, and the loop
+// read them.
+func (t *taper) rewriteFold(items []ir.Expr, k, m int, src *source, own []ir.Expr, xs []*ir.Var, ys []int, items2 []ir.Expr, tail2 ir.Expr, j2 *ir.Var) ([]ir.Expr, bool) {
+	l, c := src.let, src.call
+	lam := c.Args[0].(*ir.Lam)
+	p := l.P
+	var rec ir.Expr = ir.Ref(p, xs[0])
+	if len(xs) > 1 {
+		var elems []ir.Expr
+		for _, x := range xs {
+			elems = append(elems, ir.Ref(p, x))
+		}
+		rec = ir.MkTuple(p, elems...)
+	}
+	step := ir.MkLam(lam.P, lam.Param, chainWrap(own, ir.MkTuple(p, src.tail, rec)))
+	foldrec := ir.MkPrim(c.P, "$foldrec", step, c.Args[1], c.Args[2])
+	both := t.ns.FreshVar(p, "taperec", foldrec.T)
+	recs := t.ns.FreshVar(p, "recs", foldrec.T.Elems[1])
+	readLoop(items, m, items2, tail2, ys, func(n int, y *ir.Let) ir.Expr {
+		r := ir.Expr(ir.MkPrim(y.P, "index", ir.Ref(y.P, j2), ir.Ref(y.P, recs)))
+		if len(xs) > 1 {
+			r = ir.MkGet(y.P, n+1, r)
+		}
+		return r
+	})
+	out := append([]ir.Expr{}, items[:k]...)
+	out = append(out, &ir.Let{P: p, Vars: []*ir.Var{both}, Rhs: foldrec},
+		&ir.Let{P: l.P, Vars: l.Vars, Rhs: ir.MkGet(p, 1, ir.Ref(p, both)), Of: l.Of},
+		&ir.Let{P: p, Vars: []*ir.Var{recs}, Rhs: ir.MkGet(p, 2, ir.Ref(p, both))})
+	return append(out, items[k+1:]...), true
+}
+
+// readLoop replaces the lets ys of the loop items[m]'s body (items2, then
+// tail2) with reads of the tape.
+func readLoop(items []ir.Expr, m int, items2 []ir.Expr, tail2 ir.Expr, ys []int, read func(n int, y *ir.Let) ir.Expr) {
+	lm := items[m].(*ir.Let)
+	loop := lm.Rhs.(*ir.Call)
+	llam := loop.Args[2].(*ir.Lam)
+	head := llam.Body.(*ir.Let)
+	for n, iy := range ys {
+		ly := items2[iy].(*ir.Let)
+		items2[iy] = &ir.Let{P: ly.P, Vars: ly.Vars, Rhs: read(n, ly), Of: ly.Of}
+	}
+	body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: chainWrap(items2, tail2), Of: head.Of}
+	items[m] = &ir.Let{P: lm.P, Vars: lm.Vars, Pattern: lm.Pattern, Of: lm.Of,
+		Rhs: ir.MkPrim(loop.P, loop.Prim.Name, loop.Args[0], loop.Args[1], ir.MkLam(llam.P, llam.Param, body))}
+}
+
+func sameTypes(xs, ys []*ir.Var) bool {
+	for i := range xs {
+		if !xs[i].T.Equal(ys[i].T) {
+			return false
+		}
+	}
+	return true
+}
+
+// forwardPass returns [suffwdpass g] and x's argument if y is a call of it
+// and x a call of g on the same argument (x's names renamed by sub).
+func forwardPass(y, x ir.Expr, sub map[string]ir.Expr) (*ir.Func, ir.Expr) {
+	cy, ok := y.(*ir.Call)
+	if !ok || cy.Fn == nil || len(cy.Fn.Name.Derivs) != 1 || cy.Fn.Name.Derivs[0] != "suffwdpass" {
+		return nil, nil
+	}
+	cx, ok := x.(*ir.Call)
+	if !ok || cx.Fn == nil || cx.Fn != cy.Fn.Base {
+		return nil, nil
+	}
+	arg := func(c *ir.Call) ir.Expr {
+		if len(c.Args) == 1 {
+			return c.Args[0]
+		}
+		return ir.MkTuple(c.P, c.Args...)
+	}
+	if ir.FormatExpr(ir.Subst(arg(cx), sub)) != ir.FormatExpr(arg(cy)) {
+		return nil, nil
+	}
+	return cy.Fn, arg(cx)
+}
+
+// shiftUsed moves the marks of items after ix one on (a let was split in
+// two at ix).
+func shiftUsed(used map[int]bool, ix int) map[int]bool {
+	out := map[int]bool{}
+	for k := range used {
+		if k > ix {
+			out[k+1] = true
+		} else {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// reads reports whether e reads, of the variables bound in its loop
+// (bound), only the paired ones, and, of the others, none that is in one
+// of the sets not: a name the other loop binds would mean a different
+// variable on each side, and one bound between the build and the loop is
+// not the build's.
+func reads(e ir.Expr, bound, paired map[string]bool, not ...map[string]bool) bool {
+	for name := range ir.FreeVars(e) {
+		if bound[name] {
+			if !paired[name] {
+				return false
+			}
+			continue
+		}
+		for _, set := range not {
+			if set[name] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readsAny reports whether e reads a variable of the set.
+func readsAny(e ir.Expr, set map[string]bool) bool {
+	for name := range ir.FreeVars(e) {
+		if set[name] {
+			return true
+		}
+	}
+	return false
+}
+
+func pairedNames(pair map[string]*ir.Var) map[string]bool {
+	out := map[string]bool{}
+	for name := range pair {
+		out[name] = true
+	}
+	return out
+}
+
+// cheapLet reports whether a value is cheaper to compute again than to
+// record: made only of variables, constants, indexing, sizes, tuples and
+// their parts, and scalar arithmetic.
+func cheapLet(e ir.Expr) bool {
+	cheap := true
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Call:
+			if x.Fn != nil || !cheapPrims[x.Prim.Name] || x.T.Kind == types.Tensor && x.Prim.Name != "index" {
+				cheap = false
+			}
+		case *ir.Lam, *ir.Let, *ir.If:
+			cheap = false
+		}
+		return cheap
+	})
+	return cheap
+}
+
+var cheapPrims = map[string]bool{
+	"index": true, "size": true, "add": true, "sub": true, "mul": true, "neg": true,
+	"eq": true, "ne": true, "lt": true, "gt": true, "lte": true, "gte": true, "not": true,
+	"to_float": true, "abs": true,
+}
+
+func isVar(e ir.Expr, name string) bool {
+	v, ok := e.(*ir.Var)
+	return ok && v.Name == name
+}
+
+// chainItems returns the lets and asserts of a chain, as items without
+// bodies (copies), and the expression at its end.
+func chainItems(e ir.Expr) ([]ir.Expr, ir.Expr) {
+	var items []ir.Expr
+	for {
+		switch x := e.(type) {
+		case *ir.Let:
+			items = append(items, &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Of: x.Of})
+			e = x.Body
+			continue
+		case *ir.Assert:
+			items = append(items, &ir.Assert{P: x.P, Cond: x.Cond, Msg: x.Msg})
+			e = x.Body
+			continue
+		}
+		return items, e
+	}
+}
+
+// chainWrap puts items around body.
+func chainWrap(items []ir.Expr, body ir.Expr) ir.Expr {
+	for i := len(items) - 1; i >= 0; i-- {
+		switch it := items[i].(type) {
+		case *ir.Let:
+			body = &ir.Let{P: it.P, Vars: it.Vars, Pattern: it.Pattern, Rhs: it.Rhs, Body: body, Of: it.Of}
+		case *ir.Assert:
+			body = &ir.Assert{P: it.P, Cond: it.Cond, Body: body, Msg: it.Msg}
+		}
+	}
+	return body
+}
+
+// chainVars returns the variables the items bind.
+func chainVars(items []ir.Expr) []*ir.Var {
+	var vs []*ir.Var
+	for _, it := range items {
+		if l, ok := it.(*ir.Let); ok {
+			vs = append(vs, l.Vars...)
+		}
+	}
+	return vs
+}
