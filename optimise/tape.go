@@ -170,9 +170,9 @@ func (t *taper) tapeFrom(items []ir.Expr, k int) []ir.Expr {
 		if !ok {
 			continue
 		}
-		if loop, ok := lm.Rhs.(*ir.Call); ok && loop.Prim != nil && (loop.Prim.Name == "$ifold" || loop.Prim.Name == "$ifoldr") &&
-			rangeOf(loop.Args[0], lets, between) == src.rng && !readsAny(src.rngOf, between) {
-			if out, ok := t.tape(items, k, m, src, between); ok {
+		if c := consumerAt(lm); c != nil && rangeOf(c.rng(), lets, between) == src.rng && !readsAny(src.rngOf, between) {
+			c.at = m
+			if out, ok := t.tape(items, k, c, src, between); ok {
 				return out
 			}
 		}
@@ -186,26 +186,11 @@ func (t *taper) tapeFrom(items []ir.Expr, k int) []ir.Expr {
 	return items
 }
 
-// tape pairs the lets of the source with those of the loop items[m] and,
-// if some pair is worth recording, rewrites both.
-func (t *taper) tape(items []ir.Expr, k, m int, src *source, between map[string]bool) ([]ir.Expr, bool) {
-	lm := items[m].(*ir.Let)
-	loop := lm.Rhs.(*ir.Call)
-	llam, ok := loop.Args[2].(*ir.Lam)
-	if !ok {
-		return nil, false
-	}
-	head, ok := llam.Body.(*ir.Let)
-	if !ok || !head.Pattern || len(head.Vars) != 2 || !isVar(head.Rhs, llam.Param.Name) {
-		return nil, false
-	}
-	j2 := head.Vars[1]
+// tape pairs the lets of the source items[k] with those of the consumer
+// and, if some pair is worth recording, rewrites both.
+func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between map[string]bool) ([]ir.Expr, bool) {
+	j2, items2, bound2 := c.j, c.items, c.bound
 	items1 := append([]ir.Expr{}, src.items...)
-	items2, tail2 := chainItems(head.Body)
-	bound2 := map[string]bool{llam.Param.Name: true, head.Vars[0].Name: true, j2.Name: true}
-	for _, v := range chainVars(items2) {
-		bound2[v.Name] = true
-	}
 	// The fold's step reads its own tape: the loop may too.
 	selfName := src.let.Vars[0].Name
 	betweenButSelf := map[string]bool{}
@@ -286,14 +271,14 @@ func (t *taper) tape(items []ir.Expr, k, m int, src *source, between map[string]
 		}
 	}
 	if src.fold {
-		return t.rewriteFold(items, k, m, src, own, xs, ys, items2, tail2, j2)
+		return t.rewriteFold(items, k, src, own, xs, ys, c)
 	}
-	return t.rewriteBuild(items, k, m, src, own, xs, ys, items2, tail2, j2)
+	return t.rewriteBuild(items, k, src, own, xs, ys, c)
 }
 
 // rewriteBuild makes the build record (element, x1, ..., xm) per index and
 // the loop read them.
-func (t *taper) rewriteBuild(items []ir.Expr, k, m int, src *source, own []ir.Expr, xs []*ir.Var, ys []int, items2 []ir.Expr, tail2 ir.Expr, j2 *ir.Var) ([]ir.Expr, bool) {
+func (t *taper) rewriteBuild(items []ir.Expr, k int, src *source, own []ir.Expr, xs []*ir.Var, ys []int, c *consumer) ([]ir.Expr, bool) {
 	l, build := src.let, src.call
 	lam := build.Args[1].(*ir.Lam)
 	p := l.P
@@ -305,8 +290,8 @@ func (t *taper) rewriteBuild(items []ir.Expr, k, m int, src *source, own []ir.Ex
 	tapeVar := t.ns.FreshVar(p, "tape", tapeBuild.T)
 	i := t.ns.FreshVar(p, "i", types.IntegerType)
 	value := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(p, i, ir.MkGet(p, 1, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, tapeVar)))))
-	readLoop(items, m, items2, tail2, ys, func(n int, y *ir.Let) ir.Expr {
-		return ir.MkGet(y.P, n+2, ir.MkPrim(y.P, "index", ir.Ref(y.P, j2), ir.Ref(y.P, tapeVar)))
+	items[c.at] = c.read(ys, func(n int, y *ir.Let) ir.Expr {
+		return ir.MkGet(y.P, n+2, ir.MkPrim(y.P, "index", ir.Ref(y.P, c.j), ir.Ref(y.P, tapeVar)))
 	})
 	// The value's let follows the tape's: what comes after reads it.
 	out := append([]ir.Expr{}, items[:k]...)
@@ -318,7 +303,7 @@ func (t *taper) rewriteBuild(items []ir.Expr, k, m int, src *source, own []ir.Ex
 // rewriteFold makes the fold's steps return (accumulator, x) or
 // (accumulator, (tuple x1 ... xm)) for $foldrec to record, and the loop
 // read them.
-func (t *taper) rewriteFold(items []ir.Expr, k, m int, src *source, own []ir.Expr, xs []*ir.Var, ys []int, items2 []ir.Expr, tail2 ir.Expr, j2 *ir.Var) ([]ir.Expr, bool) {
+func (t *taper) rewriteFold(items []ir.Expr, k int, src *source, own []ir.Expr, xs []*ir.Var, ys []int, cons *consumer) ([]ir.Expr, bool) {
 	l, c := src.let, src.call
 	lam := c.Args[0].(*ir.Lam)
 	p := l.P
@@ -334,8 +319,8 @@ func (t *taper) rewriteFold(items []ir.Expr, k, m int, src *source, own []ir.Exp
 	foldrec := ir.MkPrim(c.P, "$foldrec", step, c.Args[1], c.Args[2])
 	both := t.ns.FreshVar(p, "taperec", foldrec.T)
 	recs := t.ns.FreshVar(p, "recs", foldrec.T.Elems[1])
-	readLoop(items, m, items2, tail2, ys, func(n int, y *ir.Let) ir.Expr {
-		r := ir.Expr(ir.MkPrim(y.P, "index", ir.Ref(y.P, j2), ir.Ref(y.P, recs)))
+	items[cons.at] = cons.read(ys, func(n int, y *ir.Let) ir.Expr {
+		r := ir.Expr(ir.MkPrim(y.P, "index", ir.Ref(y.P, cons.j), ir.Ref(y.P, recs)))
 		if len(xs) > 1 {
 			r = ir.MkGet(y.P, n+1, r)
 		}
@@ -348,20 +333,78 @@ func (t *taper) rewriteFold(items []ir.Expr, k, m int, src *source, own []ir.Exp
 	return append(out, items[k+1:]...), true
 }
 
-// readLoop replaces the lets ys of the loop items[m]'s body (items2, then
-// tail2) with reads of the tape.
-func readLoop(items []ir.Expr, m int, items2 []ir.Expr, tail2 ir.Expr, ys []int, read func(n int, y *ir.Let) ir.Expr) {
-	lm := items[m].(*ir.Let)
-	loop := lm.Rhs.(*ir.Call)
-	llam := loop.Args[2].(*ir.Lam)
-	head := llam.Body.(*ir.Let)
-	for n, iy := range ys {
-		ly := items2[iy].(*ir.Let)
-		items2[iy] = &ir.Let{P: ly.P, Vars: ly.Vars, Rhs: read(n, ly), Of: ly.Of}
+// A consumer is a loop after a source, over the same range, whose
+// iterations may read what the source records: a $ifold or $ifoldr (the
+// reverse loop of derived code), or a build (the record of split reverse
+// mode's forward pass).
+type consumer struct {
+	let   *ir.Let
+	at    int       // the index of let in its chain
+	j     *ir.Var   // the index
+	items []ir.Expr // the iteration's chain of lets
+	tail  ir.Expr
+	bound map[string]bool // what the iteration binds
+	// wrap makes the loop again around a new chain of its iteration.
+	wrap func(body ir.Expr) ir.Expr
+}
+
+// consumerAt returns the consumer l binds, if it binds one.
+func consumerAt(l *ir.Let) *consumer {
+	loop, ok := l.Rhs.(*ir.Call)
+	if !ok || loop.Prim == nil {
+		return nil
 	}
-	body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: chainWrap(items2, tail2), Of: head.Of}
-	items[m] = &ir.Let{P: lm.P, Vars: lm.Vars, Pattern: lm.Pattern, Of: lm.Of,
-		Rhs: ir.MkPrim(loop.P, loop.Prim.Name, loop.Args[0], loop.Args[1], ir.MkLam(llam.P, llam.Param, body))}
+	c := &consumer{let: l, bound: map[string]bool{}}
+	var body ir.Expr
+	switch loop.Prim.Name {
+	case "$ifold", "$ifoldr":
+		lam, ok := loop.Args[2].(*ir.Lam)
+		if !ok {
+			return nil
+		}
+		head, ok := lam.Body.(*ir.Let)
+		if !ok || !head.Pattern || len(head.Vars) != 2 || !isVar(head.Rhs, lam.Param.Name) {
+			return nil
+		}
+		c.j, body = head.Vars[1], head.Body
+		c.bound[lam.Param.Name], c.bound[head.Vars[0].Name] = true, true
+		c.wrap = func(body ir.Expr) ir.Expr {
+			b := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: body, Of: head.Of}
+			return ir.MkPrim(loop.P, loop.Prim.Name, loop.Args[0], loop.Args[1], ir.MkLam(lam.P, lam.Param, b))
+		}
+	case "build":
+		lam, ok := loop.Args[1].(*ir.Lam)
+		if !ok || lam.Param.T.Kind != types.Integer {
+			return nil
+		}
+		c.j, body = lam.Param, lam.Body
+		c.wrap = func(body ir.Expr) ir.Expr {
+			return ir.MkPrim(loop.P, "build", loop.Args[0], ir.MkLam(lam.P, lam.Param, body))
+		}
+	default:
+		return nil
+	}
+	c.bound[c.j.Name] = true
+	c.items, c.tail = chainItems(body)
+	for _, v := range chainVars(c.items) {
+		c.bound[v.Name] = true
+	}
+	return c
+}
+
+// range returns the loop's range.
+func (c *consumer) rng() ir.Expr { return c.let.Rhs.(*ir.Call).Args[0] }
+
+// read returns the consumer's let with the lets ys of its iteration
+// replaced by reads of the tape.
+func (c *consumer) read(ys []int, read func(n int, y *ir.Let) ir.Expr) *ir.Let {
+	items := append([]ir.Expr{}, c.items...)
+	for n, iy := range ys {
+		ly := items[iy].(*ir.Let)
+		items[iy] = &ir.Let{P: ly.P, Vars: ly.Vars, Rhs: read(n, ly), Of: ly.Of}
+	}
+	l := c.let
+	return &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Of: l.Of, Rhs: c.wrap(chainWrap(items, c.tail))}
 }
 
 func sameTypes(xs, ys []*ir.Var) bool {

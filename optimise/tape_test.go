@@ -14,8 +14,8 @@ import (
 // TestTapeLoops checks when tape-loops makes a build record a value that a
 // later loop over the same range computes again, and that the rewritten
 // expression has the original's value. The loop is written the way derived
-// code writes a reverse loop: (let (r ($ifoldr n init (lam si (let ((st j) si)
-// ...)))) ...).
+// code writes a reverse loop, (let (r ($ifoldr n init (lam si (let ((st j)
+// si) ...)))) ...), or is a build (as split reverse mode's record is).
 func TestTapeLoops(t *testing.T) {
 	const build = "(let (w (build n (lam (j : Integer) (let (x (exp (index j v))) (mul x 2.0))))) "
 	loop := func(body string) string {
@@ -54,6 +54,8 @@ func TestTapeLoops(t *testing.T) {
 			"(let (T ($foldtape (lam (p : (Tuple Float Float)) (let ((s x) p) (let (y (exp (mul s x))) (add s y)))) 0.5 v)) " +
 				"(let (r ($ifoldr (size v) 0.0 (lam (si : (Tuple Float Integer)) (let ((st j2) si) (let (a (index j2 T)) " +
 				"(let (e (index (sub 3 j2) v)) (let (p2 (tuple a e)) (let ((s2 x2) p2) (let (y2 (exp (mul s2 x2))) (add st y2)))))))))) r", false},
+		{"a later build",
+			build + "(let (w2 (build n (lam (j2 : Integer) (let (y (exp (index j2 v))) (mul y 3.0))))) (add (sum w) (sum w2)))", true},
 	} {
 		// The cases leave their outer lets open.
 		in := tc.in + strings.Repeat(")", strings.Count(tc.in, "(")-strings.Count(tc.in, ")"))
