@@ -200,17 +200,19 @@ func TestPrimalEvaluations(t *testing.T) {
 
 // TestReverseLoopRecords counts, in the reverse mode of the benchmarks'
 // objectives, the calls that run a callee's primal code: the callee, its
-// [suffwdpass] or its [revacc]. Each is called once: the loop that makes
-// the value records what the reverse loop needs (the optimiser's
-// tape-loops pass), instead of the reverse loop running the callee again.
-// Counted in the optimised program, not timed.
+// [suffwdpass] or its [revacc]. Each is called at one place: the loop that
+// makes the value records what the reverse loop (or split reverse mode's
+// record) needs, instead of that loop running the callee again (the
+// optimiser's tape-loops pass). Counted in the optimised program, not
+// timed.
 func TestReverseLoopRecords(t *testing.T) {
 	for _, tc := range []struct {
-		file, objective string
-		callees         []string
+		file, fn string
+		callees  []string
 	}{
-		{"lstm.ks", "lstm_objective", []string{"lstm_predict"}},
-		{"gmm.ks", "gmm_objective", []string{"ltri_times", "sqnorm"}},
+		{"lstm.ks", "[revacc lstm_objective]", []string{"lstm_predict"}},
+		{"lstm.ks", "[suffwdpass lstm_predict]", []string{"lstm_layer"}},
+		{"gmm.ks", "[revacc gmm_objective]", []string{"ltri_times", "sqnorm"}},
 	} {
 		prog, err := driver.Load([]string{filepath.Join("..", "bench", tc.file)}, driver.Derived)
 		if err == nil {
@@ -219,18 +221,18 @@ func TestReverseLoopRecords(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
-		var rev *ir.Func
+		var fn *ir.Func
 		for _, f := range prog.Funcs {
-			if f.Name.String() == "[revacc "+tc.objective+"]" {
-				rev = f
+			if f.Name.String() == tc.fn {
+				fn = f
 			}
 		}
-		if rev == nil {
-			t.Fatalf("%s: no [revacc %s]", tc.file, tc.objective)
+		if fn == nil {
+			t.Fatalf("%s: no %s", tc.file, tc.fn)
 		}
 		for _, g := range tc.callees {
 			n := 0
-			ir.Inspect(rev.Body, func(e ir.Expr) bool {
+			ir.Inspect(fn.Body, func(e ir.Expr) bool {
 				if c, ok := e.(*ir.Call); ok && c.Fn != nil && c.Fn.Name.Base == g &&
 					(len(c.Fn.Name.Derivs) == 0 || c.Fn.Name.Derivs[0] == "suffwdpass" || c.Fn.Name.Derivs[0] == "revacc") {
 					n++
@@ -238,7 +240,7 @@ func TestReverseLoopRecords(t *testing.T) {
 				return true
 			})
 			if n != 1 {
-				t.Errorf("%s: [revacc %s] runs %s's primal code at %d places, want 1:\n%s", tc.file, tc.objective, g, n, ir.FormatExpr(rev.Body))
+				t.Errorf("%s: %s runs %s's primal code at %d places, want 1:\n%s", tc.file, tc.fn, g, n, ir.FormatExpr(fn.Body))
 			}
 		}
 	}
