@@ -6,14 +6,15 @@ import (
 	"github.com/ksc-lang/ksc/types"
 )
 
-// tapeLoops makes a build or a fold's tape record, per index, what a later
-// loop over the same range computes again, and the loop read it (seed
-// 003's loop tape). The reverse loop of derived code runs the primal code
-// of an iteration again to differentiate it; where the same chain of lets
-// already made each element of a build over that range, or each step of
-// the fold whose accumulators the loop reads ($foldtape), the values the
-// reverse loop recomputes at a cost (a call, a loop, anything but cheap
-// arithmetic: see cheapLet) are kept instead:
+// tapeLoops makes a build, a sumbuild or a fold's tape record, per index,
+// what a later loop over the same range computes again, and the loop read
+// it (seed 003's loop tape). The reverse loop of derived code runs the
+// primal code of an iteration again to differentiate it; where the same
+// chain of lets already made each element of a build (or summand of a
+// sumbuild) over that range, or each step of the fold whose accumulators
+// the loop reads ($foldtape), the values the reverse loop recomputes at a
+// cost (a call, a loop, anything but cheap arithmetic: see cheapLet) are
+// kept instead:
 //
 //	v = (build n (lam j ... x = E(j) ... e))
 //	... ($ifoldr n init (lam si (let ((st j2) si) ... y = E(j2) ...)))
@@ -68,8 +69,9 @@ func (t *taper) expr(e ir.Expr) ir.Expr {
 	return ir.MapChildren(e, t.expr)
 }
 
-// A source is a loop whose iterations may record values: a build, or the
-// steps of a $foldtape.
+// A source is a loop whose iterations may record values: a build, a
+// sumbuild (which then sums the recorded summands), or the steps of a
+// $foldtape.
 type source struct {
 	let   *ir.Let
 	call  *ir.Call
@@ -96,7 +98,7 @@ func (t *taper) sourceAt(items []ir.Expr, k int) *source {
 		return nil
 	}
 	switch c.Prim.Name {
-	case "build":
+	case "build", "sumbuild":
 		lam, ok := c.Args[1].(*ir.Lam)
 		if !ok || !ir.IsAtom(c.Args[0]) || lam.Param.T.Kind != types.Integer {
 			return nil
@@ -289,7 +291,7 @@ func (t *taper) rewriteBuild(items []ir.Expr, k int, src *source, own []ir.Expr,
 	tapeBuild := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(lam.P, lam.Param, chainWrap(own, ir.MkTuple(p, elems...))))
 	tapeVar := t.ns.FreshVar(p, "tape", tapeBuild.T)
 	i := t.ns.FreshVar(p, "i", types.IntegerType)
-	value := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(p, i, ir.MkGet(p, 1, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, tapeVar)))))
+	value := ir.MkPrim(p, build.Prim.Name, build.Args[0], ir.MkLam(p, i, ir.MkGet(p, 1, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, tapeVar)))))
 	items[c.at] = c.read(ys, func(n int, y *ir.Let) ir.Expr {
 		return ir.MkGet(y.P, n+2, ir.MkPrim(y.P, "index", ir.Ref(y.P, c.j), ir.Ref(y.P, tapeVar)))
 	})

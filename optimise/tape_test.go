@@ -54,6 +54,9 @@ func TestTapeLoops(t *testing.T) {
 			"(let (T ($foldtape (lam (p : (Tuple Float Float)) (let ((s x) p) (let (y (exp (mul s x))) (add s y)))) 0.5 v)) " +
 				"(let (r ($ifoldr (size v) 0.0 (lam (si : (Tuple Float Integer)) (let ((st j2) si) (let (a (index j2 T)) " +
 				"(let (e (index (sub 3 j2) v)) (let (p2 (tuple a e)) (let ((s2 x2) p2) (let (y2 (exp (mul s2 x2))) (add st y2)))))))))) r", false},
+		{"a sumbuild",
+			"(let (w (sumbuild n (lam (j : Integer) (let (x (exp (index j v))) (mul x 2.0))))) " +
+				loop("(let (y (exp (index j2 v))) (add st (mul y w)))"), true},
 		{"a later build",
 			build + "(let (w2 (build n (lam (j2 : Integer) (let (y (exp (index j2 v))) (mul y 3.0))))) (add (sum w) (sum w2)))", true},
 	} {
