@@ -268,7 +268,7 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return nil, errors.New(msg)
 	}
 	f := &ir.Func{P: g.P, Name: g.Name.Derive(deriv), BaseArg: g.BaseArg, Arg: arg, Result: res,
-		Kind: ir.DerivedFunc, Base: g, Uses: []ir.Pos{pos}}
+		Kind: ir.DerivedFunc, Base: g, Uses: []ir.Pos{pos}, Implied: true}
 	d.prog.Funcs = append(d.prog.Funcs, f)
 	return f, nil
 }

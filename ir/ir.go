@@ -235,6 +235,11 @@ type Func struct {
 	// Uses are positions where the function is called or requested (by a
 	// gdef); used to report why a derivation was needed.
 	Uses []Pos
+	// Implied says derive made the function for another derivation (the
+	// [fwd g] of a callee g, say): the program neither requests nor calls
+	// it, so a library does not export it and the optimiser drops it once
+	// nothing calls it.
+	Implied bool
 }
 
 // FullName returns the function's name with its argument type, as written

@@ -3,9 +3,10 @@ package optimise
 import "github.com/ksc-lang/ksc/ir"
 
 // dropUnused drops the internal derived functions (ir.Name.Internal:
-// [revacc f], [revfull f], [bogrev f], [fwdfull f], [D f] and the like)
-// that nothing calls any more: no function the program defines or a gdef
-// requests reaches them. After eliminate-lm and split-bog many are dead: a
+// [revacc f], [revfull f], [bogrev f], [fwdfull f], [D f] and the like),
+// and those derive made for other derivations (ir.Func.Implied), that
+// nothing calls any more: no function the program defines, calls or
+// requests with a gdef reaches them. After eliminate-lm and split-bog many are dead: a
 // call split into [suffwdpass g] and [bogrev g] no longer calls
 // [revacc g], and [revfull g] is only what the split was made from.
 func dropUnused(ctx *Context) error {
@@ -19,7 +20,7 @@ func dropUnused(ctx *Context) error {
 		}
 	}
 	for _, f := range prog.Funcs {
-		if !f.Name.Internal() {
+		if !f.Name.Internal() && !f.Implied {
 			reach(f)
 		}
 	}

@@ -6,9 +6,10 @@ import (
 	"github.com/ksc-lang/ksc/ir"
 )
 
-// TestDropUnused: an internal derived function survives only if a
-// function the program defines or requests reaches it, directly or through
-// other internal ones; the others all stay, called or not.
+// TestDropUnused: an internal derived function, or one derive made for
+// another (Implied), survives only if a function the program defines or
+// requests reaches it, directly or through other such functions; the
+// others all stay, called or not.
 func TestDropUnused(t *testing.T) {
 	mk := func(base string, derivs ...string) *ir.Func {
 		return &ir.Func{Name: ir.Name{Base: base, Derivs: derivs}, Body: &ir.Tuple{}}
@@ -27,10 +28,13 @@ func TestDropUnused(t *testing.T) {
 	fwdpass := mk("g", "suffwdpass")
 	revaccG := mk("g", "revacc") // split: no longer called
 	revfullG := mk("g", "revfull")
+	fwdG := mk("g", "fwd") // made by derive for [fwd f], since inlined
+	fwdG.Implied = true
+	fwdH := mk("h", "fwd") // requested by a gdef, called by nothing
 	calls(rev, revacc)
 	calls(revacc, fwdpass, bogrev)
 	calls(revaccG, revfullG)
-	prog := &ir.Program{Funcs: []*ir.Func{f, g, rev, revacc, bogrev, fwdpass, revaccG, revfullG}}
+	prog := &ir.Program{Funcs: []*ir.Func{f, g, rev, revacc, bogrev, fwdpass, revaccG, revfullG, fwdG, fwdH}}
 	if err := dropUnused(&Context{Prog: prog}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +42,7 @@ func TestDropUnused(t *testing.T) {
 	for _, fn := range prog.Funcs {
 		got = append(got, fn.Name.String())
 	}
-	want := []string{"f", "g", "[rev f]", "[revacc f]", "[bogrev g]", "[suffwdpass g]"}
+	want := []string{"f", "g", "[rev f]", "[revacc f]", "[bogrev g]", "[suffwdpass g]", "[fwd h]"}
 	if len(got) != len(want) {
 		t.Fatalf("kept %v, want %v", got, want)
 	}

@@ -16,7 +16,8 @@ type Export struct {
 
 // Exports returns the functions a library exports, with their C names:
 // every def with a body, hand-written or derived (but not the internal
-// derivations such as [revfull f], which no gdef can name), named PREFIX_ followed
+// derivations such as [revfull f], which no gdef can name, nor those
+// derive made only for other derivations: ir.Func.Implied), named PREFIX_ followed
 // by its derivations and name joined by _ ([rev f] is PREFIX_rev_f). When
 // two overloads would get the same name, each gets a suffix __ARGTYPE
 // from the mangled argument type of its base function (PREFIX_f__vec_f64).
@@ -33,7 +34,7 @@ func Exports(prog *ir.Program, prefix string) []Export {
 		}
 	}
 	for _, f := range prog.Funcs {
-		if f.Body != nil && f.Prim == nil && latest[f.Key()] == f && !f.Name.Internal() {
+		if f.Body != nil && f.Prim == nil && latest[f.Key()] == f && !f.Name.Internal() && !f.Implied {
 			fs = append(fs, f)
 			count[plain(f)]++
 		}

@@ -1,0 +1,33 @@
+package cemit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// TestExports: a library exports the program's defs and the derived
+// functions it requests, not the internal derivations nor those derive
+// made only for others, and suffixes overloads that would share a name.
+func TestExports(t *testing.T) {
+	vf := types.VecOf(types.FloatType)
+	mk := func(base string, arg *types.Type, derivs ...string) *ir.Func {
+		return &ir.Func{Name: ir.Name{Base: base, Derivs: derivs}, BaseArg: arg, Body: &ir.Tuple{}}
+	}
+	implied := mk("g", types.FloatType, "fwd")
+	implied.Implied = true
+	prog := &ir.Program{Funcs: []*ir.Func{
+		mk("f", types.FloatType), mk("f", vf), mk("g", types.FloatType),
+		mk("f", types.FloatType, "rev"), mk("f", types.FloatType, "revacc"), implied,
+	}}
+	var got []string
+	for _, e := range Exports(prog, "m") {
+		got = append(got, e.Name)
+	}
+	want := "m_f__f64 m_f__vec_f64 m_g m_rev_f"
+	if strings.Join(got, " ") != want {
+		t.Errorf("exports %v, want %s", got, want)
+	}
+}
