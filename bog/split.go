@@ -74,6 +74,7 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 	// The record: what the reverse part reads of the forward part, and
 	// for the zero gradient of [sufrevpass f], the argument itself if
 	// that is recorded anyway, else only its shape (its sizes).
+	fwd = s.shareItems(fwd)
 	rev, need := rematerialise(fwd, rev, grad, []*ir.Var{x})
 	var zero ir.Expr = ir.MkPrim(p, "ts_zero", ir.Ref(p, x))
 	hasX := false
@@ -573,6 +574,15 @@ func (s *splitter) shareSplitCalls(e ir.Expr) ir.Expr {
 	})
 }
 
+// shareItems is shareSplitCalls on forward items, before the split
+// chooses what to record: the value of a call then comes from the forward
+// pass's result (y = pb.1), which the reverse part takes apart again
+// rather than recording y beside pb.
+func (s *splitter) shareItems(fwd []ir.Expr) []ir.Expr {
+	items, _ := flatten(s.shareSplitCalls(wrap(fwd, &ir.Tuple{})))
+	return items
+}
+
 // withoutLet returns the chain of lets e without the let drop.
 func withoutLet(e ir.Expr, drop *ir.Let) ir.Expr {
 	l, ok := e.(*ir.Let)
@@ -617,6 +627,7 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	}
 	items, tail := flatten(head.Body)
 	fwd, rev := s.items(items, inner)
+	fwd = s.shareItems(fwd)
 	rev, need := rematerialise(fwd, rev, tail, nil)
 	if len(need) == 0 {
 		// The reverse part reads nothing the iteration computes.
@@ -695,6 +706,7 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 		}
 		items, tail := flatten(x)
 		fwd, rev = s.items(dedupe(pre, items), inner)
+		fwd = s.shareItems(fwd)
 		rev, need = rematerialise(fwd, rev, tail, nil)
 		return fwd, rev, tail, need
 	}

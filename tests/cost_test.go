@@ -245,3 +245,41 @@ func TestReverseLoopRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordHoldsNoProjection: split reverse mode records, per level of a
+// recursion whose caller reads the value below, the forward pass's result
+// of the level below (its value and BOG) once, not the value again beside
+// it: the BOG of prodnt's recursive arm has one field. Counted in the
+// record's type, not timed (the record's size is much of the reverse
+// pass's cost for a cheap recursion: docs/performance.md).
+func TestRecordHoldsNoProjection(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prodnt.ks")
+	src := `(def prodnt Float ((v : Vec Float) (i : Integer))
+  (if (eq i (size v)) 1.0 (mul (index i v) (prodnt v (add i 1)))))
+(gdef sufrev [prodnt (Tuple (Vec Float) Integer)])
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog, err := driver.Load([]string{file}, driver.Derived)
+	if err == nil {
+		err = driver.Optimise(prog, driver.Options{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fw *ir.Func
+	for _, f := range prog.Funcs {
+		if f.Name.String() == "[suffwdpass prodnt]" {
+			fw = f
+		}
+	}
+	if fw == nil {
+		t.Fatal("no [suffwdpass prodnt]")
+	}
+	bog := fw.Result.Elems[1].Def // (Tuple x (Variant (Tuple) (Tuple ...)))
+	arm := bog.Elems[1].Elems[1]
+	if len(arm.Elems) != 1 {
+		t.Errorf("the recursive arm records %d values, want 1 (the level below's result): %s", len(arm.Elems), bog)
+	}
+}
