@@ -265,7 +265,7 @@ func cmdFmt(c *cli.Context, stdout io.Writer) error {
 			}
 		case c.Bool("w"):
 			if !bytes.Equal(out, src) {
-				if err := os.WriteFile(p, out, 0o644); err != nil {
+				if err := replaceFile(p, out); err != nil {
 					return err
 				}
 			}
@@ -274,6 +274,46 @@ func cmdFmt(c *cli.Context, stdout io.Writer) error {
 		}
 	}
 	return errs.Err()
+}
+
+// replaceFile replaces the contents of the file at path with data, keeping
+// its permissions. It writes a temporary file in the same directory and
+// renames it over the original only once all of data is written and
+// synced, as gofmt does, so a failed write (a full disk) leaves the
+// original whole.
+func replaceFile(path string, data []byte) (err error) {
+	path, err = filepath.EvalSymlinks(path) // replace a link's target, not the link
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".ksc-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("writing %s: %w (the file is unchanged)", path, err)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 func cmdEmit(c *cli.Context, stdout io.Writer) error {

@@ -63,6 +63,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	return report(err, stderr)
 }
 
+// checkedOutput runs a command that writes its result to stdout and makes
+// a failed write its error: output that did not arrive (a full disk, a
+// closed pipe) is not a success.
+func checkedOutput(stdout io.Writer, cmd func(io.Writer) error) error {
+	w := &errWriter{w: stdout}
+	err := cmd(w)
+	if err == nil && w.err != nil {
+		err = fmt.Errorf("writing the output: %w", w.err)
+	}
+	return err
+}
+
+// errWriter is a writer that remembers its first error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
 // report prints err and returns the exit status for it.
 func report(err error, stderr io.Writer) int {
 	if err == nil {
@@ -159,10 +188,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage:     "print files in canonical format",
 				ArgsUsage: "FILE.ks...",
 				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "w", Usage: "write the result to the file instead of stdout"},
+					&cli.BoolFlag{Name: "w", Usage: "write the result to the file instead of stdout (through a temporary file renamed over it: a failed write leaves the file as it was)"},
 					&cli.BoolFlag{Name: "l", Usage: "list files whose formatting differs"},
 				},
-				Action: func(c *cli.Context) error { return cmdFmt(c, stdout) },
+				Action: func(c *cli.Context) error {
+					return checkedOutput(stdout, func(w io.Writer) error { return cmdFmt(c, w) })
+				},
 			},
 			{
 				Name:      "emit",
@@ -177,7 +208,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					&cli.BoolFlag{Name: "check", Usage: "run the IR checker after every pass"},
 					revFlag, adFlag, noOptFlag,
 				},
-				Action: func(c *cli.Context) error { return cmdEmit(c, stdout) },
+				Action: func(c *cli.Context) error {
+					return checkedOutput(stdout, func(w io.Writer) error { return cmdEmit(c, w) })
+				},
 			},
 			{
 				Name:      "build",
