@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -89,6 +90,30 @@ func TestOutputWriteFails(t *testing.T) {
 		code := run(context.Background(), append([]string{"ksc"}, args...), failingWriter{}, &stderr)
 		if code != exitProgram || !strings.Contains(stderr.String(), "no space left on device") {
 			t.Errorf("ksc %v to a full disk: status %d, %q", args, code, stderr.String())
+		}
+	}
+}
+
+// TestRunOutputLost: a program whose output cannot be written (standard
+// output on a full disk: /dev/full) exits 1 with a message, on both
+// backends, instead of 0.
+func TestRunOutputLost(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer full.Close()
+	f := write(t, "hello.ks", `(def main Integer () (print "hello\n"))`)
+	for _, backend := range []string{"c", "go"} {
+		if backend == "c" {
+			needCC(t)
+		} else if _, err := exec.LookPath("go"); err != nil {
+			continue
+		}
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"ksc", "run", "--backend", backend, f}, full, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "writing the output") {
+			t.Errorf("--backend %s to /dev/full: status %d, %q", backend, code, stderr.String())
 		}
 	}
 }

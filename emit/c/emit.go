@@ -340,7 +340,8 @@ func cString(s string) string {
 }
 
 // mainFunc returns the C main: run the ks main, flush, report a runtime
-// error on stderr with exit status 1.
+// error, or output that could not be written, on stderr with exit status
+// 1.
 func (e *emitter) mainFunc(prog *ir.Program) string {
 	var mainFn *ir.Func
 	for _, f := range prog.Funcs {
@@ -364,9 +365,14 @@ int main(void) {
     return 1;
   }
   (void)%s(ctx);
-  fflush(stdout);
+  bool lost = fflush(stdout) != 0 || ferror(stdout);
+  int err = errno;
   ks_ctx_destroy(ctx);
   free(ctx);
+  if (lost) {
+    fprintf(stderr, "writing the output: %%s\n", strerror(err));
+    return 1;
+  }
   return 0;
 }
 `, e.funcName(mainFn))

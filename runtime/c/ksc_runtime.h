@@ -8,6 +8,7 @@
 #ifndef KSC_RUNTIME_H
 #define KSC_RUNTIME_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>

@@ -80,13 +80,18 @@ func Catch(f func()) (err *Error) {
 
 // Run runs the ks main with its output on stdout and returns the exit
 // status: 0, or 1 after a runtime error, whose message goes to stderr on
-// one line once the output so far is flushed.
+// one line once the output so far is flushed, or when the output could
+// not be written.
 func Run(stdout, stderr io.Writer, main func(*Ctx)) int {
 	ctx := NewCtx(stdout)
 	err := Catch(func() { main(ctx) })
-	_ = ctx.Flush()
+	lost := ctx.Flush()
 	if err != nil {
 		fmt.Fprintln(stderr, err.Error())
+		return 1
+	}
+	if lost != nil {
+		fmt.Fprintf(stderr, "writing the output: %v\n", lost)
 		return 1
 	}
 	return 0
