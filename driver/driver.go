@@ -8,6 +8,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 
@@ -86,12 +87,34 @@ func IsInternal(err error) bool {
 	return errors.As(err, &ie)
 }
 
+// MaxSourceBytes is the largest source file ksc reads (64 MiB): a bound on
+// what it reads from a device or pipe that never ends (/dev/zero), and
+// far above any program.
+const MaxSourceBytes = 64 << 20
+
+// ReadSource reads a source file, of at most MaxSourceBytes.
+func ReadSource(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > MaxSourceBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB, the most ksc reads from a source file", path, MaxSourceBytes>>20)
+	}
+	return src, nil
+}
+
 // ParseFiles reads and parses the files.
 func ParseFiles(paths []string) ([]*syntax.File, error) {
 	var files []*syntax.File
 	var errs syntax.ErrorList
 	for _, p := range paths {
-		src, err := os.ReadFile(p)
+		src, err := ReadSource(p)
 		if err != nil {
 			return nil, err
 		}

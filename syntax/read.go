@@ -80,7 +80,14 @@ func Read(filename string, src []byte) ([]SExpr, []*Comment, ErrorList) {
 	return top, r.comments, r.errs
 }
 
+// MaxDepth is how deeply lists may nest in a source file. Programs nest a
+// few dozen levels (a chain of lets one level per let); the limit keeps
+// the compiler's recursive passes, and the time to print what it reads,
+// bounded on any input.
+const MaxDepth = 10000
+
 type reader struct {
+	depth     int // the lists open
 	file      string
 	src       []byte
 	off       int
@@ -190,6 +197,14 @@ func (r *reader) sexpr() SExpr {
 func (r *reader) list() SExpr {
 	open := r.pos()
 	square := r.src[r.off] == '['
+	if r.depth == MaxDepth {
+		r.errs.Add(open, "lists nest more than %d deep here; the rest of the file is not read (a limit of ksc: split the expression with lets or functions)", MaxDepth)
+		r.off = len(r.src)
+		r.runaway = true // the lists left open are not reported
+		return nil
+	}
+	r.depth++
+	defer func() { r.depth-- }()
 	r.advance()
 	l := &List{Open: open, Square: square}
 	for {

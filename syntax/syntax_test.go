@@ -198,3 +198,21 @@ func TestParseExprError(t *testing.T) {
 		}
 	}
 }
+
+// TestNestingLimit: lists nested deeper than MaxDepth are one positioned
+// error, read in linear time, not a stack overflow; MaxDepth levels read.
+func TestNestingLimit(t *testing.T) {
+	deep := strings.Repeat("(", MaxDepth+1) + strings.Repeat(")", MaxDepth+1)
+	_, _, errs := Read("t.ks", []byte(deep))
+	if len(errs) != 1 || errs[0].Pos.Col != MaxDepth+1 || !strings.Contains(errs[0].Msg, "nest more than") {
+		t.Errorf("%d levels: %v", MaxDepth+1, errs)
+	}
+	huge := strings.Repeat("(", 1000000)
+	if _, _, errs := Read("t.ks", []byte(huge)); len(errs) != 1 {
+		t.Errorf("10^6 levels: %d errors, want 1", len(errs))
+	}
+	ok := strings.Repeat("(", MaxDepth) + strings.Repeat(")", MaxDepth)
+	if _, _, errs := Read("t.ks", []byte(ok)); len(errs) != 0 {
+		t.Errorf("%d levels: %v", MaxDepth, errs)
+	}
+}

@@ -245,7 +245,7 @@ func cmdFmt(c *cli.Context, stdout io.Writer) error {
 	}
 	var errs syntax.ErrorList
 	for _, p := range paths {
-		src, err := os.ReadFile(p)
+		src, err := driver.ReadSource(p)
 		if err != nil {
 			return err
 		}

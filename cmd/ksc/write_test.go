@@ -117,3 +117,14 @@ func TestRunOutputLost(t *testing.T) {
 		}
 	}
 }
+
+// TestEndlessSource: a source that never ends (/dev/zero) is an error once
+// ksc has read driver.MaxSourceBytes, for check and fmt alike.
+func TestEndlessSource(t *testing.T) {
+	for _, cmd := range []string{"check", "fmt"} {
+		_, stderr, code := ksc(t, cmd, "/dev/zero")
+		if code != exitProgram || !strings.Contains(stderr, "/dev/zero: larger than 64 MiB") {
+			t.Errorf("ksc %s /dev/zero: status %d, %q", cmd, code, stderr)
+		}
+	}
+}
