@@ -61,29 +61,53 @@ func (e *emitter) library(prog *ir.Program) (string, string) {
 	var c, h strings.Builder
 	fmt.Fprintf(&c, `
 /* The library's context and entry points. */
-struct %[1]s_ctx { ks_ctx rt; };
+/* busy is set while an entry point runs: a call made with the same
+ * context before it returns (from an edef the library calls back) would
+ * overwrite the state the running call depends on, so it is refused. */
+struct %[1]s_ctx { ks_ctx rt; bool busy; };
 typedef struct %[1]s_ctx %[1]s_ctx;
 
 KS_EXPORT %[1]s_ctx *%[1]s_ctx_new(void) {
   %[1]s_ctx *ctx = malloc(sizeof *ctx);
-  if (ctx != NULL) ks_ctx_init(&ctx->rt);
+  if (ctx != NULL) {
+    ks_ctx_init(&ctx->rt);
+    ctx->busy = false;
+  }
   return ctx;
 }
 
 KS_EXPORT void %[1]s_ctx_free(%[1]s_ctx *ctx) {
-  if (ctx == NULL) return;
+  if (ctx == NULL || ctx->busy) return;
   ks_ctx_destroy(&ctx->rt);
   free(ctx);
 }
 
-KS_EXPORT const char *%[1]s_ctx_error(%[1]s_ctx *ctx) { return ctx->rt.err; }
+KS_EXPORT const char *%[1]s_ctx_error(%[1]s_ctx *ctx) {
+  return ctx == NULL ? "the context is NULL" : ctx->rt.err;
+}
 
 KS_EXPORT void %[1]s_ctx_reset(%[1]s_ctx *ctx) {
+  if (ctx == NULL || ctx->busy) return;
   ks_ctx_reset(&ctx->rt);
   ctx->rt.err[0] = 0;
 }
 
-KS_EXPORT size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx) { return ks_ctx_bytes(&ctx->rt); }
+KS_EXPORT size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx) { return ctx == NULL ? 0 : ks_ctx_bytes(&ctx->rt); }
+
+/* ks_enter checks an entry point's context and result pointer. */
+static int ks_enter(%[1]s_ctx *ctx, const void *out) {
+  if (ctx == NULL) return KS_ERR_USAGE;
+  if (ctx->busy) {
+    snprintf(ctx->rt.err, sizeof ctx->rt.err, "the context is in use by a call that has not returned (an edef calling back into the library?): use another context");
+    return KS_ERR_USAGE;
+  }
+  if (out == NULL) {
+    snprintf(ctx->rt.err, sizeof ctx->rt.err, "the result pointer is NULL");
+    return KS_ERR_USAGE;
+  }
+  ctx->rt.err[0] = 0;
+  return KS_OK;
+}
 `, p)
 
 	var decls strings.Builder
@@ -106,10 +130,17 @@ KS_EXPORT size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx) { return ks_ctx_bytes(&ctx->rt)
 		fmt.Fprintf(&decls, "\n/* %s : %s -> %s%s */\n%s;\n", commentSafe(f.FullName()), f.Arg, f.Result, note, sig)
 		fmt.Fprintf(&c, `
 KS_EXPORT %s {
-  if (setjmp(ctx->rt.jmp)) return ctx->rt.code;
-  ctx->rt.err[0] = 0;
+  int rc = ks_enter(ctx, out);
+  if (rc != KS_OK) return rc;
+  ctx->busy = true;
+  if (setjmp(ctx->rt.jmp)) {
+    ctx->busy = false;
+    return ctx->rt.code;
+  }
   *out = %s(%s);
-  return 0;
+  ctx->rt.err[0] = 0; /* a call refused while this one ran may have left its message */
+  ctx->busy = false;
+  return KS_OK;
 }
 `, sig, e.funcName(f), strings.Join(append([]string{"&ctx->rt"}, args...), ", "))
 	}
@@ -122,7 +153,8 @@ KS_EXPORT %s {
  * Every function takes a context first and a pointer to its result last,
  * and returns %[1]s_OK (0), or an error code with the message in
  * %[1]s_ctx_error(ctx) (a failed assert, an index out of range, an empty sum,
- * a size mismatch: the message names the .ks line). Arguments are only
+ * a size mismatch: the message names the .ks line; a NULL context or result
+ * pointer, or a context in use: %[1]s_ERR_USAGE). Arguments are only
  * read. Results live in the context's memory until %[1]s_ctx_reset or
  * %[1]s_ctx_free. Two contexts may be used from two threads at once.
  *
@@ -146,17 +178,23 @@ KS_EXPORT %s {
 extern "C" {
 #endif
 
-enum { %[1]s_OK = 0, %[1]s_ERR_RUNTIME = 1, %[1]s_ERR_MEMORY = 2 };
+/* %[1]s_ERR_USAGE: the context or the result pointer is NULL, or the
+ * context is in use by a call that has not returned (an edef calling back
+ * into the library with the context it was called with). */
+enum { %[1]s_OK = 0, %[1]s_ERR_RUNTIME = 1, %[1]s_ERR_MEMORY = 2, %[1]s_ERR_USAGE = 3 };
 
 typedef struct %[1]s_ctx %[1]s_ctx;
 
 /* %[1]s_ctx_new returns a new context, or NULL if memory is short. */
 %[1]s_ctx *%[1]s_ctx_new(void);
-/* %[1]s_ctx_free releases a context and all its memory. */
+/* %[1]s_ctx_free releases a context and all its memory (not while a call
+ * with it runs: then it does nothing). */
 void %[1]s_ctx_free(%[1]s_ctx *ctx);
-/* %[1]s_ctx_error returns the message of the last error (owned by the context). */
+/* %[1]s_ctx_error returns the message of the last error (owned by the
+ * context; for a NULL context, a static message). */
 const char *%[1]s_ctx_error(%[1]s_ctx *ctx);
-/* %[1]s_ctx_reset releases the results returned so far. */
+/* %[1]s_ctx_reset releases the results returned so far (not while a call
+ * with the context runs: then it does nothing). */
 void %[1]s_ctx_reset(%[1]s_ctx *ctx);
 /* %[1]s_ctx_bytes returns the bytes of memory the context holds. */
 size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx);

@@ -68,7 +68,7 @@ typedef struct ks_ctx {
 } ks_ctx;
 
 /* Error codes returned by library functions. */
-enum { KS_OK = 0, KS_ERR_RUNTIME = 1, KS_ERR_MEMORY = 2 };
+enum { KS_OK = 0, KS_ERR_RUNTIME = 1, KS_ERR_MEMORY = 2, KS_ERR_USAGE = 3 };
 
 static KS_UNUSED KS_NORETURN void ks_fail_code(ks_ctx *ctx, int code, const char *pos, const char *fmt, ...) {
   int n = snprintf(ctx->err, sizeof ctx->err, "%s: runtime error: ", pos);

@@ -15,6 +15,20 @@ static int failures = 0;
     }                                                                 \
   } while (0)
 
+/* The edef callback of model.ks: it calls the library with cb_ctx and
+ * keeps the code it got. */
+static model_ctx *cb_ctx;
+static int cb_rc = -1;
+static char cb_err[256];
+
+double callback(double x) {
+  double r = 0;
+  model_vec_f64 v = {1, &x};
+  cb_rc = model_sqnorm(cb_ctx, v, &r);
+  snprintf(cb_err, sizeof cb_err, "%s", model_ctx_error(cb_ctx));
+  return x;
+}
+
 int main(void) {
   model_ctx *ctx = model_ctx_new();
   CHECK(ctx != NULL);
@@ -87,6 +101,29 @@ int main(void) {
   CHECK(model_safelog(ctx2, 0.0, &l) == model_ERR_RUNTIME);
   CHECK(model_sqnorm(ctx, v, &n2) == model_OK && strcmp(model_ctx_error(ctx), "") == 0);
   model_ctx_free(ctx2);
+
+  /* A NULL context or result pointer is an error code, not a crash. */
+  CHECK(model_sqnorm(NULL, v, &n2) == model_ERR_USAGE);
+  CHECK(strcmp(model_ctx_error(NULL), "the context is NULL") == 0);
+  CHECK(model_sqnorm(ctx, v, NULL) == model_ERR_USAGE);
+  CHECK(strstr(model_ctx_error(ctx), "result pointer is NULL") != NULL);
+  model_ctx_reset(NULL);
+  model_ctx_free(NULL);
+  CHECK(model_ctx_bytes(NULL) == 0);
+
+  /* An edef calling back into the library: with the context of the call
+   * that is running, refused; with another context, it works. */
+  double y = 0;
+  cb_ctx = ctx;
+  CHECK(model_via_callback(ctx, 2.0, &y) == model_OK && y == 3.0);
+  CHECK(cb_rc == model_ERR_USAGE);
+  CHECK(strstr(cb_err, "in use") != NULL);
+  CHECK(strcmp(model_ctx_error(ctx), "") == 0);
+  model_ctx *other = model_ctx_new();
+  cb_ctx = other;
+  CHECK(model_via_callback(ctx, 2.0, &y) == model_OK && y == 3.0);
+  CHECK(cb_rc == model_OK);
+  model_ctx_free(other);
 
   model_ctx_free(ctx);
   if (failures) {
