@@ -28,6 +28,7 @@ func helperGens(kind string) helperGen {
 		"tsdot":    genTsDot,    // double (ctx, pos, T a, T b)
 		"tsneg":    genTsNeg,    // T (ctx, T x)
 		"dotdiff":  genDotDiff,  // double (ctx, pos, T a, T b, dT dt): ts_dot(a - b, dt)
+		"checkarg": genCheckArg, // void (ctx, pos, arg, T x): x from a host is well formed
 	}[kind]
 }
 
@@ -498,4 +499,49 @@ func genShapeOf(e *emitter, t *types.Type, h *hb) (string, string) {
 		h.line("return r;")
 	}
 	return e.ctype(sh), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+// needsCheck reports whether a value of type t from a host can be malformed
+// in a way the generated code cannot survive: a tensor (its sizes, its
+// data), a string or a BOG (NULL pointers).
+func needsCheck(t *types.Type) bool {
+	return t.Contains(types.Tensor) || t.Contains(types.String) || t.Contains(types.Named)
+}
+
+// genCheckArg checks a value a host passed to an entry point, so that the
+// generated code's assumptions hold (ks_assume_size: a size is in 0 ..
+// KS_MAX_COUNT): every size non-negative, every tensor's element count
+// within the most that can be addressed, its data non-NULL when it has
+// elements, strings and BOGs non-NULL. A nested tensor's elements are
+// checked in turn. The error names the argument (arg).
+func genCheckArg(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx; (void)pos; (void)arg; (void)x;")
+	switch t.Kind {
+	case types.String:
+		h.line("if (x == NULL) ks_fail(ctx, pos, \"argument %%s: a NULL string\", arg);")
+	case types.Named:
+		h.line("if (x == NULL) ks_fail(ctx, pos, \"argument %%s: a NULL BOG\", arg);")
+	case types.Tuple:
+		for i, et := range t.Elems {
+			if needsCheck(et) {
+				h.line("%s(ctx, pos, arg, x.f%d);", e.helper("checkarg", et), i)
+			}
+		}
+	case types.Tensor:
+		n := "x.size"
+		if t.Rank > 1 {
+			h.line("int64_t n = ks_count(ctx, pos, %d, x.size);", t.Rank)
+			n = "n"
+		} else {
+			h.line("if (x.size < 0) ks_fail(ctx, pos, \"argument %%s: negative size %%\" PRId64, arg, x.size);")
+		}
+		h.line("if ((uint64_t)%s > KS_MAX_COUNT(sizeof *x.data)) ks_fail(ctx, pos, \"argument %%s: %%\" PRId64 \" elements, more than can be addressed\", arg, %s);", n, n)
+		h.line("if (%s > 0 && x.data == NULL) ks_fail(ctx, pos, \"argument %%s: %%\" PRId64 \" elements and NULL data\", arg, %s);", n, n)
+		if needsCheck(t.Elem) {
+			h.forEach(n, func(i string) {
+				h.line("%s(ctx, pos, arg, x.data[%s]);", e.helper("checkarg", t.Elem), i)
+			})
+		}
+	}
+	return "void", "ks_ctx *ctx, const char *pos, const char *arg, " + e.ctype(t) + " x"
 }

@@ -128,6 +128,18 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 				" * both unchanged (no reset) until the reverse pass has run."
 		}
 		fmt.Fprintf(&decls, "\n/* %s : %s -> %s%s */\n%s;\n", commentSafe(f.FullName()), f.Arg, f.Result, note, sig)
+		// The arguments are checked first: the code assumes sizes in
+		// range (ks_assume_size) and non-NULL data.
+		var checks strings.Builder
+		argTypes := []*types.Type{f.Arg}
+		if f.Arg.Kind == types.Tuple {
+			argTypes = f.Arg.Elems
+		}
+		for i, t := range argTypes {
+			if needsCheck(t) {
+				fmt.Fprintf(&checks, "  %s(&ctx->rt, %s, %q, %s);\n", e.helper("checkarg", t), cString(f.P.String()), names[i], names[i])
+			}
+		}
 		fmt.Fprintf(&c, `
 KS_EXPORT %s {
   int rc = ks_enter(ctx, out);
@@ -137,12 +149,12 @@ KS_EXPORT %s {
     ctx->busy = false;
     return ctx->rt.code;
   }
-  *out = %s(%s);
+%s  *out = %s(%s);
   ctx->rt.err[0] = 0; /* a call refused while this one ran may have left its message */
   ctx->busy = false;
   return KS_OK;
 }
-`, sig, e.funcName(f), strings.Join(append([]string{"&ctx->rt"}, args...), ", "))
+`, sig, checks.String(), e.funcName(f), strings.Join(append([]string{"&ctx->rt"}, args...), ", "))
 	}
 
 	guard := strings.ToUpper(p) + "_H"
@@ -155,7 +167,9 @@ KS_EXPORT %s {
  * %[1]s_ctx_error(ctx) (a failed assert, an index out of range, an empty sum,
  * a size mismatch: the message names the .ks line; a NULL context or result
  * pointer, or a context in use: %[1]s_ERR_USAGE). Arguments are only
- * read. Results live in the context's memory until %[1]s_ctx_reset or
+ * read, and checked first: a negative size, more elements than can be
+ * addressed, a size with NULL data, a NULL string or BOG is an error
+ * naming the argument. Results live in the context's memory until %[1]s_ctx_reset or
  * %[1]s_ctx_free. Two contexts may be used from two threads at once.
  *
  * Types: Float is double, Integer int64_t, Bool bool, String const char *.

@@ -102,6 +102,24 @@ int main(void) {
   CHECK(model_sqnorm(ctx, v, &n2) == model_OK && strcmp(model_ctx_error(ctx), "") == 0);
   model_ctx_free(ctx2);
 
+  /* Malformed arguments are an error naming the argument, before any code
+   * relies on them: a negative size (which would defeat index checks), a
+   * size with no data, a bad row of a matrix, a NULL BOG. */
+  model_vec_f64 neg = {-1, data};
+  x = 0;
+  CHECK(model_nth(ctx, neg, 7, &x) == model_ERR_RUNTIME);
+  CHECK(strstr(model_ctx_error(ctx), "argument v: negative size -1") != NULL);
+  model_vec_f64 nodata = {3, NULL};
+  CHECK(model_sqnorm(ctx, nodata, &n2) == model_ERR_RUNTIME);
+  CHECK(strstr(model_ctx_error(ctx), "argument v: 3 elements and NULL data") != NULL);
+  model_vec_f64 badrows[2] = {{2, r0}, {-5, r1}};
+  model_vec_vec_f64 bad = {2, badrows};
+  CHECK(model_rowsums(ctx, bad, &sums) == model_ERR_RUNTIME);
+  CHECK(strstr(model_ctx_error(ctx), "argument m: negative size -5") != NULL);
+  CHECK(model_sufrevpass_sqnorm(ctx, 0.5, NULL, &grad) == model_ERR_RUNTIME);
+  CHECK(strstr(model_ctx_error(ctx), "a NULL BOG") != NULL);
+  printf("error: %s\n", model_ctx_error(ctx));
+
   /* A NULL context or result pointer is an error code, not a crash. */
   CHECK(model_sqnorm(NULL, v, &n2) == model_ERR_USAGE);
   CHECK(strcmp(model_ctx_error(NULL), "the context is NULL") == 0);
