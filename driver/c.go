@@ -28,8 +28,10 @@ func EmitC(prog *ir.Program, opts cemit.Options) (out *cemit.Output, err error) 
 // CC describes the C compiler: the command (from $CC, default cc) and
 // flags (from $CFLAGS when set, else the defaults given by the caller).
 type CC struct {
-	Cmd   string
-	Flags []string
+	Cmd string
+	// CmdArgs are the words of $CC after the command (CC="gcc -m64").
+	CmdArgs []string
+	Flags   []string
 	// Threads makes code whose outer loops run on OpenMP threads
 	// (cemit.Options.Threads), compiled with -fopenmp.
 	Threads bool
@@ -38,9 +40,9 @@ type CC struct {
 // DefaultCC returns the C compiler from the environment, with the given
 // optimisation flags unless $CFLAGS overrides them.
 func DefaultCC(optFlags ...string) CC {
-	cc := CC{Cmd: os.Getenv("CC")}
-	if cc.Cmd == "" {
-		cc.Cmd = "cc"
+	cc := CC{Cmd: "cc"}
+	if words := strings.Fields(os.Getenv("CC")); len(words) > 0 {
+		cc.Cmd, cc.CmdArgs = words[0], words[1:]
 	}
 	if f := os.Getenv("CFLAGS"); f != "" {
 		cc.Flags = strings.Fields(f)
@@ -48,6 +50,12 @@ func DefaultCC(optFlags ...string) CC {
 		cc.Flags = optFlags
 	}
 	return cc
+}
+
+// Command returns the command running the compiler ($CC's words) with
+// args.
+func (cc CC) Command(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, cc.Cmd, append(append([]string{}, cc.CmdArgs...), args...)...)
 }
 
 // A CompileError is a failure of the C or Go compiler on generated code:
@@ -70,7 +78,12 @@ func (cc CC) CompileC(ctx context.Context, src, out string, extra ...string) (wa
 		args = append(args, "-fopenmp")
 	}
 	args = append(args, "-o", out, src, "-lm")
-	cmd := exec.CommandContext(ctx, cc.Cmd, args...)
+	// A compiler that succeeds without writing out (CC=echo) must not
+	// leave an earlier out looking like its work.
+	if err := os.Remove(out); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	cmd := cc.Command(ctx, args...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
@@ -79,6 +92,9 @@ func (cc CC) CompileC(ctx context.Context, src, out string, extra ...string) (wa
 			return "", &CompileError{Tool: cc.Cmd, Output: buf.String()}
 		}
 		return "", fmt.Errorf("running %s: %w", cc.Cmd, err)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+		return "", &CompileError{Tool: cc.Cmd, Output: buf.String() + "\n(it exited 0 but wrote no " + out + ": is $CC a C compiler?)"}
 	}
 	return buf.String(), nil
 }

@@ -83,12 +83,12 @@ func stages(t *testing.T, file string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := exec.LookPath(ccCmd()); err == nil {
+	if _, err := exec.LookPath(baseCC().Cmd); err == nil {
 		src := filepath.Join(t.TempDir(), "prog.c")
 		if err := os.WriteFile(src, []byte(out.C), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.CommandContext(context.Background(), ccCmd(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src)
+		cmd := baseCC().Command(context.Background(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src)
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("generated C does not compile cleanly: %v\n%s", err, msg)
 		}

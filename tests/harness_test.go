@@ -38,16 +38,17 @@ var (
 // unless -nosan.
 func testCC() driver.CC {
 	if *noSan {
-		return driver.CC{Cmd: ccCmd(), Flags: []string{"-O1"}}
+		return baseCC("-O1")
 	}
-	return driver.CC{Cmd: ccCmd(), Flags: []string{"-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"}}
+	return baseCC("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer")
 }
 
-func ccCmd() string {
-	if cc := os.Getenv("CC"); cc != "" {
-		return cc
-	}
-	return "cc"
+// baseCC is the C compiler of $CC (default cc, its words split) with the
+// given flags.
+func baseCC(flags ...string) driver.CC {
+	cc := driver.DefaultCC()
+	cc.Flags = flags
+	return cc
 }
 
 func wantBackend(name string) bool {
@@ -203,7 +204,7 @@ var ccMissing bool
 // needCC skips the test when no C compiler is available.
 func needCC(t *testing.T) {
 	ccOnce.Do(func() {
-		_, err := exec.LookPath(ccCmd())
+		_, err := exec.LookPath(baseCC().Cmd)
 		ccMissing = err != nil
 	})
 	if ccMissing {

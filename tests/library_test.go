@@ -66,7 +66,7 @@ func runHost(t *testing.T, dir, name, arg string) string {
 	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
 		t.Fatal(err)
 	}
-	cc := driver.CC{Cmd: ccCmd(), Flags: []string{"-O2", "-Werror"}}
+	cc := baseCC("-O2", "-Werror")
 	if err := driver.BuildLibrary(ctx, prog, name, tmp, cc, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func runHost(t *testing.T, dir, name, arg string) string {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(tmp, "host")
-	cmd := exec.CommandContext(ctx, ccCmd(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", tmp, "-o", exe, host,
+	cmd := baseCC().Command(ctx, "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", tmp, "-o", exe, host,
 		"-L", tmp, "-l"+name, "-Wl,-rpath,"+tmp, "-lm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling host.c: %v\n%s", err, out)

@@ -39,7 +39,7 @@ func testPrograms(t *testing.T, opts driver.Options) {
 					checkOutput(t, b+" backend", runProgramWith(t, b, opts, file), name)
 					continue
 				}
-				r, err := tryProgram(b, opts, driver.CC{Cmd: ccCmd(), Flags: []string{"-O1"}}, t.TempDir(), file)
+				r, err := tryProgram(b, opts, baseCC("-O1"), t.TempDir(), file)
 				if err != nil {
 					t.Fatal(err)
 				}

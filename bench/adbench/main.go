@@ -227,7 +227,7 @@ func build(k kind, dir string, opts buildOptions) (string, error) {
 	exe := filepath.Join(dir, k.name+"-harness")
 	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-I", dir, "-o", exe, filepath.Join(dir, k.harness),
 		"-L", dir, "-l" + k.name, "-Wl,-rpath," + dir, "-lm"}
-	if out, err := exec.Command(cc.Cmd, args...).CombinedOutput(); err != nil {
+	if out, err := cc.Command(context.Background(), args...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("compiling %s: %v\n%s", k.harness, err, out)
 	} else if len(out) > 0 {
 		return "", fmt.Errorf("compiling %s:\n%s", k.harness, out)

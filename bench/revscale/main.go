@@ -218,7 +218,7 @@ func run(sizes string, minTime float64) error {
 	cc := driver.DefaultCC("-O2")
 	args := append([]string{"-std=c11", "-I", dir}, cc.Flags...)
 	args = append(args, "-o", exe, c, "-L", dir, "-lrs", "-Wl,-rpath,"+dir, "-lpthread", "-lm")
-	if out, err := exec.Command(cc.Cmd, args...).CombinedOutput(); err != nil {
+	if out, err := cc.Command(context.Background(), args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("compiling the harness: %v\n%s", err, out)
 	}
 	cmdArgs := append([]string{strconv.FormatFloat(minTime, 'g', -1, 64)}, strings.Split(sizes, ",")...)
