@@ -65,7 +65,7 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 	}()
 	s := &splitter{prog: prog, ns: ns}
 	x, dr, acc := revfull.Params[0], revfull.Params[1], revfull.Params[2]
-	items, tail := flatten(revfull.Body)
+	items, tail := ir.ChainItems(revfull.Body)
 	value, grad := splitTail(tail)
 	reverse := map[string]bool{dr.Name: true, acc.Name: true}
 	fwd, rev := s.items(items, reverse)
@@ -99,7 +99,7 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 		f.Params = []*ir.Var{x}
 		f.OneParam = true
 		rec := ir.MkPrim(p, "$wrap", ir.MkTuple(p, fields...), &ir.Dummy{P: p, T: bog})
-		f.Body = s.shareSplitCalls(wrap(fwd, ir.MkTuple(p, value, rec)))
+		f.Body = s.shareSplitCalls(ir.WrapChain(fwd, ir.MkTuple(p, value, rec)))
 	}
 	unpack := func(b ir.Expr, body ir.Expr) ir.Expr {
 		vars := make([]*ir.Var, len(need))
@@ -111,12 +111,12 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 	if f := passes.RevAcc; f != nil {
 		b := ns.FreshVar(p, "bog", bog)
 		f.Params = []*ir.Var{dr, b, acc}
-		f.Body = unpack(ir.Ref(p, b), wrap(rev, grad))
+		f.Body = unpack(ir.Ref(p, b), ir.WrapChain(rev, grad))
 	}
 	if f := passes.Rev; f != nil {
 		b := ns.FreshVar(p, "bog", bog)
 		f.Params = []*ir.Var{dr, b}
-		f.Body = unpack(ir.Ref(p, b), ir.MkLet(p, acc, zero, wrap(rev, grad)))
+		f.Body = unpack(ir.Ref(p, b), ir.MkLet(p, acc, zero, ir.WrapChain(rev, grad)))
 	}
 	return nil
 }
@@ -135,38 +135,6 @@ func fail(pos ir.Pos, format string, args ...any) {
 type splitter struct {
 	prog Program
 	ns   *ir.Names
-}
-
-// flatten returns the lets and asserts of a let-chain (as items with no
-// body) and the expression at its end.
-func flatten(e ir.Expr) ([]ir.Expr, ir.Expr) {
-	var items []ir.Expr
-	for {
-		switch x := e.(type) {
-		case *ir.Let:
-			items = append(items, &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Of: x.Of})
-			e = x.Body
-			continue
-		case *ir.Assert:
-			items = append(items, &ir.Assert{P: x.P, Cond: x.Cond, Msg: x.Msg})
-			e = x.Body
-			continue
-		}
-		return items, e
-	}
-}
-
-// wrap puts items around body.
-func wrap(items []ir.Expr, body ir.Expr) ir.Expr {
-	for i := len(items) - 1; i >= 0; i-- {
-		switch it := items[i].(type) {
-		case *ir.Let:
-			body = &ir.Let{P: it.P, Vars: it.Vars, Pattern: it.Pattern, Rhs: it.Rhs, Body: body, Of: it.Of}
-		case *ir.Assert:
-			body = &ir.Assert{P: it.P, Cond: it.Cond, Body: body, Msg: it.Msg}
-		}
-	}
-	return body
 }
 
 // splitTail takes apart (tuple value grad), the end of [revfull f].
@@ -579,7 +547,7 @@ func (s *splitter) shareSplitCalls(e ir.Expr) ir.Expr {
 // pass's result (y = pb.1), which the reverse part takes apart again
 // rather than recording y beside pb.
 func (s *splitter) shareItems(fwd []ir.Expr) []ir.Expr {
-	items, _ := flatten(s.shareSplitCalls(wrap(fwd, &ir.Tuple{})))
+	items, _ := ir.ChainItems(s.shareSplitCalls(ir.WrapChain(fwd, &ir.Tuple{})))
 	return items
 }
 
@@ -625,13 +593,13 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	for k, v := range reverse {
 		inner[k] = v
 	}
-	items, tail := flatten(head.Body)
+	items, tail := ir.ChainItems(head.Body)
 	fwd, rev := s.items(items, inner)
 	fwd = s.shareItems(fwd)
 	rev, need := rematerialise(fwd, rev, tail, nil)
 	if len(need) == 0 {
 		// The reverse part reads nothing the iteration computes.
-		body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: wrap(rev, tail)}
+		body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: ir.WrapChain(rev, tail)}
 		return nil, ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
 	}
 	fields := make([]ir.Expr, len(need))
@@ -639,13 +607,13 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 		fields[k] = ir.Ref(p, v)
 	}
 	iv := &ir.Var{P: i.P, T: i.T, Name: i.Name}
-	recBuild := ir.MkPrim(p, "build", c.Args[0], ir.MkLam(p, iv, wrap(fwd, ir.MkTuple(p, fields...))))
+	recBuild := ir.MkPrim(p, "build", c.Args[0], ir.MkLam(p, iv, ir.WrapChain(fwd, ir.MkTuple(p, fields...))))
 	rec := s.ns.FreshVar(p, "rec", recBuild.T)
 	vars := make([]*ir.Var, len(need))
 	for k, v := range need {
 		vars[k] = &ir.Var{P: p, T: v.T, Name: v.Name}
 	}
-	read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, rec)), Body: wrap(rev, tail)}
+	read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, rec)), Body: ir.WrapChain(rev, tail)}
 	body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: read}
 	loop := ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
 	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: recBuild}, loop
@@ -696,7 +664,7 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 		if primal == nil {
 			return nil
 		}
-		items, tail := flatten(arm)
+		items, tail := ir.ChainItems(arm)
 		return append(items, &ir.Let{P: primal.P, Vars: primal.Vars, Rhs: tail, Of: primal.Of})
 	}
 	arm := func(x ir.Expr, pre []ir.Expr) (fwd, rev []ir.Expr, tail ir.Expr, need []*ir.Var) {
@@ -704,7 +672,7 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 		for k, v := range reverse {
 			inner[k] = v
 		}
-		items, tail := flatten(x)
+		items, tail := ir.ChainItems(x)
 		fwd, rev = s.items(dedupe(pre, items), inner)
 		fwd = s.shareItems(fwd)
 		rev, need = rematerialise(fwd, rev, tail, nil)
@@ -722,7 +690,7 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 			// Nothing to record: split again without the primal arms.
 			return s.branches(e, reverse, nil)
 		}
-		return nil, ir.MkIf(p, e.Cond, wrap(rT, tT), wrap(rE, tE)), false
+		return nil, ir.MkIf(p, e.Cond, ir.WrapChain(rT, tT), ir.WrapChain(rE, tE)), false
 	}
 	record := func(need []*ir.Var) (ir.Expr, *types.Type) {
 		fields := make([]ir.Expr, len(need))
@@ -739,10 +707,10 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 		x := primal.Vars[0]
 		inl := ir.MkPrim(p, "$inl", recT, &ir.Dummy{P: p, T: typE})
 		inr := ir.MkPrim(p, "$inr", &ir.Dummy{P: p, T: typT}, recE)
-		fwdIf = ir.MkIf(p, e.Cond, wrap(fT, ir.MkTuple(p, ir.Ref(p, x), inl)), wrap(fE, ir.MkTuple(p, ir.Ref(p, x), inr)))
+		fwdIf = ir.MkIf(p, e.Cond, ir.WrapChain(fT, ir.MkTuple(p, ir.Ref(p, x), inl)), ir.WrapChain(fE, ir.MkTuple(p, ir.Ref(p, x), inr)))
 	} else {
-		inl := ir.MkPrim(p, "$inl", wrap(fT, recT), &ir.Dummy{P: p, T: typE})
-		inr := ir.MkPrim(p, "$inr", &ir.Dummy{P: p, T: typT}, wrap(fE, recE))
+		inl := ir.MkPrim(p, "$inl", ir.WrapChain(fT, recT), &ir.Dummy{P: p, T: typE})
+		inr := ir.MkPrim(p, "$inr", &ir.Dummy{P: p, T: typT}, ir.WrapChain(fE, recE))
 		fwdIf = ir.MkIf(p, e.Cond, inl, inr)
 	}
 	var rec *ir.Var
@@ -759,7 +727,7 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 		return &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, out, ir.Ref(p, rec)), Body: body}
 	}
 	revIf = ir.MkIf(p, ir.MkPrim(p, "$isl", ir.Ref(p, rec)),
-		unpack(nT, "$outl", wrap(rT, tT)), unpack(nE, "$outr", wrap(rE, tE)))
+		unpack(nT, "$outl", ir.WrapChain(rT, tT)), unpack(nE, "$outr", ir.WrapChain(rE, tE)))
 	if primal != nil {
 		x := primal.Vars[0]
 		xv := &ir.Var{P: x.P, T: x.T, Name: x.Name}

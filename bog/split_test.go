@@ -60,7 +60,7 @@ func TestUpdated(t *testing.T) {
 // updates in place is made in the reverse part, not recorded, however
 // dear, and that one it only reads is recorded.
 func TestRematerialiseUpdated(t *testing.T) {
-	items, tail := flatten(mustCheck(t, `
+	items, tail := ir.ChainItems(mustCheck(t, `
 		(let (z (constVec (size v) 0.0))
 		(let (w (mul 2.0 v))
 		(let (g ($addTo z (ts_scale dr w)))
@@ -75,6 +75,6 @@ func TestRematerialiseUpdated(t *testing.T) {
 		t.Errorf("recorded %q, want w", got)
 	}
 	if l, ok := rev[0].(*ir.Let); !ok || l.Vars[0].Name != "z" {
-		t.Errorf("the reverse part does not start by making z: %s", ir.FormatExpr(wrap(rev, tail)))
+		t.Errorf("the reverse part does not start by making z: %s", ir.FormatExpr(ir.WrapChain(rev, tail)))
 	}
 }

@@ -139,3 +139,37 @@ func FreeVars(e Expr) map[string]bool {
 	walk(e, map[string]int{})
 	return out
 }
+
+// ChainItems returns the lets and asserts heading e, as items without
+// bodies (copies: setting an item's Body has no effect on e), and the
+// expression they end in.
+func ChainItems(e Expr) ([]Expr, Expr) {
+	var items []Expr
+	for {
+		switch x := e.(type) {
+		case *Let:
+			items = append(items, &Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Of: x.Of})
+			e = x.Body
+			continue
+		case *Assert:
+			items = append(items, &Assert{P: x.P, Cond: x.Cond, Msg: x.Msg})
+			e = x.Body
+			continue
+		}
+		return items, e
+	}
+}
+
+// WrapChain puts items (lets and asserts, as ChainItems returns them)
+// around body, the first outermost.
+func WrapChain(items []Expr, body Expr) Expr {
+	for i := len(items) - 1; i >= 0; i-- {
+		switch it := items[i].(type) {
+		case *Let:
+			body = &Let{P: it.P, Vars: it.Vars, Pattern: it.Pattern, Rhs: it.Rhs, Body: body, Of: it.Of}
+		case *Assert:
+			body = &Assert{P: it.P, Cond: it.Cond, Body: body, Msg: it.Msg}
+		}
+	}
+	return body
+}

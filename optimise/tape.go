@@ -52,7 +52,7 @@ type taper struct {
 func (t *taper) expr(e ir.Expr) ir.Expr {
 	switch e.(type) {
 	case *ir.Let, *ir.Assert:
-		items, tail := chainItems(e)
+		items, tail := ir.ChainItems(e)
 		for k := 0; k < len(items); k++ {
 			items = t.tapeFrom(items, k)
 		}
@@ -64,7 +64,7 @@ func (t *taper) expr(e ir.Expr) ir.Expr {
 				it.Cond = t.expr(it.Cond)
 			}
 		}
-		return chainWrap(items, t.expr(tail))
+		return ir.WrapChain(items, t.expr(tail))
 	}
 	return ir.MapChildren(e, t.expr)
 }
@@ -104,7 +104,7 @@ func (t *taper) sourceAt(items []ir.Expr, k int) *source {
 			return nil
 		}
 		s := &source{let: l, call: c, rng: ir.FormatExpr(c.Args[0]), rngOf: c.Args[0], j: lam.Param}
-		s.items, s.tail = chainItems(lam.Body)
+		s.items, s.tail = ir.ChainItems(lam.Body)
 		s.bound = map[string]bool{lam.Param.Name: true}
 		return s.bind()
 	case "$foldtape":
@@ -127,7 +127,7 @@ func (t *taper) sourceAt(items []ir.Expr, k int) *source {
 		for _, it := range pre {
 			s.pre[it] = true
 		}
-		body, tail := chainItems(lam.Body)
+		body, tail := ir.ChainItems(lam.Body)
 		s.items, s.tail = append(pre, body...), tail
 		s.bound = map[string]bool{j.Name: true, lam.Param.Name: true}
 		return s.bind()
@@ -288,7 +288,7 @@ func (t *taper) rewriteBuild(items []ir.Expr, k int, src *source, own []ir.Expr,
 	for _, x := range xs {
 		elems = append(elems, ir.Ref(p, x))
 	}
-	tapeBuild := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(lam.P, lam.Param, chainWrap(own, ir.MkTuple(p, elems...))))
+	tapeBuild := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(lam.P, lam.Param, ir.WrapChain(own, ir.MkTuple(p, elems...))))
 	tapeVar := t.ns.FreshVar(p, "tape", tapeBuild.T)
 	i := t.ns.FreshVar(p, "i", types.IntegerType)
 	value := ir.MkPrim(p, build.Prim.Name, build.Args[0], ir.MkLam(p, i, ir.MkGet(p, 1, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, tapeVar)))))
@@ -317,7 +317,7 @@ func (t *taper) rewriteFold(items []ir.Expr, k int, src *source, own []ir.Expr, 
 		}
 		rec = ir.MkTuple(p, elems...)
 	}
-	step := ir.MkLam(lam.P, lam.Param, chainWrap(own, ir.MkTuple(p, src.tail, rec)))
+	step := ir.MkLam(lam.P, lam.Param, ir.WrapChain(own, ir.MkTuple(p, src.tail, rec)))
 	foldrec := ir.MkPrim(c.P, "$foldrec", step, c.Args[1], c.Args[2])
 	both := t.ns.FreshVar(p, "taperec", foldrec.T)
 	recs := t.ns.FreshVar(p, "recs", foldrec.T.Elems[1])
@@ -387,7 +387,7 @@ func consumerAt(l *ir.Let) *consumer {
 		return nil
 	}
 	c.bound[c.j.Name] = true
-	c.items, c.tail = chainItems(body)
+	c.items, c.tail = ir.ChainItems(body)
 	for _, v := range chainVars(c.items) {
 		c.bound[v.Name] = true
 	}
@@ -406,7 +406,7 @@ func (c *consumer) read(ys []int, read func(n int, y *ir.Let) ir.Expr) *ir.Let {
 		items[iy] = &ir.Let{P: ly.P, Vars: ly.Vars, Rhs: read(n, ly), Of: ly.Of}
 	}
 	l := c.let
-	return &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Of: l.Of, Rhs: c.wrap(chainWrap(items, c.tail))}
+	return &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Of: l.Of, Rhs: c.wrap(ir.WrapChain(items, c.tail))}
 }
 
 func sameTypes(xs, ys []*ir.Var) bool {
@@ -523,38 +523,6 @@ var cheapPrims = map[string]bool{
 func isVar(e ir.Expr, name string) bool {
 	v, ok := e.(*ir.Var)
 	return ok && v.Name == name
-}
-
-// chainItems returns the lets and asserts of a chain, as items without
-// bodies (copies), and the expression at its end.
-func chainItems(e ir.Expr) ([]ir.Expr, ir.Expr) {
-	var items []ir.Expr
-	for {
-		switch x := e.(type) {
-		case *ir.Let:
-			items = append(items, &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Of: x.Of})
-			e = x.Body
-			continue
-		case *ir.Assert:
-			items = append(items, &ir.Assert{P: x.P, Cond: x.Cond, Msg: x.Msg})
-			e = x.Body
-			continue
-		}
-		return items, e
-	}
-}
-
-// chainWrap puts items around body.
-func chainWrap(items []ir.Expr, body ir.Expr) ir.Expr {
-	for i := len(items) - 1; i >= 0; i-- {
-		switch it := items[i].(type) {
-		case *ir.Let:
-			body = &ir.Let{P: it.P, Vars: it.Vars, Pattern: it.Pattern, Rhs: it.Rhs, Body: body, Of: it.Of}
-		case *ir.Assert:
-			body = &ir.Assert{P: it.P, Cond: it.Cond, Body: body, Msg: it.Msg}
-		}
-	}
-	return body
 }
 
 // chainVars returns the variables the items bind.
