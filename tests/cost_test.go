@@ -214,22 +214,7 @@ func TestReverseLoopRecords(t *testing.T) {
 		{"lstm.ks", "[suffwdpass lstm_predict]", []string{"lstm_layer"}},
 		{"gmm.ks", "[revacc gmm_objective]", []string{"ltri_times", "sqnorm"}},
 	} {
-		prog, err := driver.Load([]string{filepath.Join("..", "bench", tc.file)}, driver.Derived)
-		if err == nil {
-			err = driver.Optimise(prog, driver.Options{})
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", tc.file, err)
-		}
-		var fn *ir.Func
-		for _, f := range prog.Funcs {
-			if f.Name.String() == tc.fn {
-				fn = f
-			}
-		}
-		if fn == nil {
-			t.Fatalf("%s: no %s", tc.file, tc.fn)
-		}
+		fn := optimisedFunc(t, filepath.Join("..", "bench", tc.file), tc.fn)
 		for _, g := range tc.callees {
 			n := 0
 			ir.Inspect(fn.Body, func(e ir.Expr) bool {
@@ -261,25 +246,30 @@ func TestRecordHoldsNoProjection(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prog, err := driver.Load([]string{file}, driver.Derived)
-	if err == nil {
-		err = driver.Optimise(prog, driver.Options{})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fw *ir.Func
-	for _, f := range prog.Funcs {
-		if f.Name.String() == "[suffwdpass prodnt]" {
-			fw = f
-		}
-	}
-	if fw == nil {
-		t.Fatal("no [suffwdpass prodnt]")
-	}
+	fw := optimisedFunc(t, file, "[suffwdpass prodnt]")
 	bog := fw.Result.Elems[1].Def // (Tuple x (Variant (Tuple) (Tuple ...)))
 	arm := bog.Elems[1].Elems[1]
 	if len(arm.Elems) != 1 {
 		t.Errorf("the recursive arm records %d values, want 1 (the level below's result): %s", len(arm.Elems), bog)
 	}
+}
+
+// optimisedFunc loads and optimises file and returns its function named
+// name (as ir.Name.String prints it).
+func optimisedFunc(t *testing.T, file, name string) *ir.Func {
+	t.Helper()
+	prog, err := driver.Load([]string{file}, driver.Derived)
+	if err == nil {
+		err = driver.Optimise(prog, driver.Options{})
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for _, f := range prog.Funcs {
+		if f.Name.String() == name {
+			return f
+		}
+	}
+	t.Fatalf("%s: no %s", file, name)
+	return nil
 }
