@@ -298,36 +298,36 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		f.indent--
 		f.line("}")
 		return acc
-	case "$foldtape":
+	case "$foldtape", "$foldrec":
+		// n + 1 accumulators: before each step, and the fold's value;
+		// for $foldrec, beside them what each step records.
+		rec := p.Name == "$foldrec"
 		lam := e.Args[0].(*ir.Lam)
 		v := f.atom(parts[2], at(2))
 		acc := f.fresh("acc")
 		f.line("%s %s = %s;", f.e.ctype(at(1)), acc, parts[1])
-		// n + 1 accumulators: before each step, and the fold's value.
-		r, _ := f.newTensor(e.T, []string{v + ".size + 1"}, ps)
+		tt, q := e.T, ""
+		if rec {
+			tt = e.T.Elems[0]
+			q, _ = f.newTensor(e.T.Elems[1], []string{v + ".size"}, ps)
+		}
+		r, _ := f.newTensor(tt, []string{v + ".size + 1"}, ps)
 		f.loop(1, []string{v + ".size"}, func(_, i string) {
 			f.line("%s.data[%s] = %s;", r, i, acc)
 			x := f.applyTuple(lam, []string{acc, v + ".data[" + i + "]"}, sc)
-			f.line("%s = %s;", acc, x)
-		})
-		f.line("%s.data[%s.size] = %s;", r, v, acc)
-		return r
-	case "$foldrec":
-		lam := e.Args[0].(*ir.Lam)
-		v := f.atom(parts[2], at(2))
-		acc := f.fresh("acc")
-		f.line("%s %s = %s;", f.e.ctype(at(1)), acc, parts[1])
-		// As $foldtape, and beside it what each step records.
-		r, _ := f.newTensor(e.T.Elems[0], []string{v + ".size + 1"}, ps)
-		q, _ := f.newTensor(e.T.Elems[1], []string{v + ".size"}, ps)
-		f.loop(1, []string{v + ".size"}, func(_, i string) {
-			f.line("%s.data[%s] = %s;", r, i, acc)
-			x := f.atom(f.applyTuple(lam, []string{acc, v + ".data[" + i + "]"}, sc), lam.Body.Type())
+			if !rec {
+				f.line("%s = %s;", acc, x)
+				return
+			}
+			x = f.atom(x, lam.Body.Type())
 			f.line("%s = %s.f0;", acc, x)
 			f.line("%s.data[%s] = %s.f1;", q, i, x)
 		})
 		f.line("%s.data[%s.size] = %s;", r, v, acc)
-		return f.tupleLit(e.T, []string{r, q})
+		if rec {
+			return f.tupleLit(e.T, []string{r, q})
+		}
+		return r
 	}
 	panic(&syntax.Error{Pos: e.P, Msg: "internal: the C backend has no code for primitive " + p.Name})
 }

@@ -464,41 +464,38 @@ func (g *fn) prim(e *ir.Call, sc *env) val {
 			g.stmt(jen.For(jen.Id(i).Op(":=").Add(n.code).Op("-").Lit(1), jen.Id(i).Op(">=").Lit(0), jen.Id(i).Op("--")).Block(body...))
 		}
 		return atomOf(jen.Id(acc))
-	case "$foldtape":
+	case "$foldtape", "$foldrec":
+		// n + 1 accumulators: before each step, and the fold's value;
+		// for $foldrec, beside them what each step records.
+		rec := p.Name == "$foldrec"
 		lam := e.Args[0].(*ir.Lam)
 		v := parts[2]
 		acc := g.fresh("acc")
 		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(at(1))).Op("=").Add(parts[1].code))
-		// n + 1 accumulators: before each step, and the fold's value.
 		sz := sizesOf(v, at(2))
-		r := g.newTensor(e.T, []val{atomOf(sz[0].c().Op("+").Lit(1))}, e.P)
-		g.loop(sz, func(_, i val) {
-			setAt(g, r, e.T, i, atomOf(jen.Id(acc)))
-			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
-			x := g.apply(lam, pureOf(arg), sc)
-			g.stmt(jen.Id(acc).Op("=").Add(x.code))
-		})
-		setAt(g, r, e.T, sz[0], atomOf(jen.Id(acc)))
-		return r
-	case "$foldrec":
-		lam := e.Args[0].(*ir.Lam)
-		v := parts[2]
-		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(at(1))).Op("=").Add(parts[1].code))
-		// As $foldtape, and beside it what each step records.
-		sz := sizesOf(v, at(2))
-		tt, rt := e.T.Elems[0], e.T.Elems[1]
+		tt := e.T
+		var q val
+		if rec {
+			tt = e.T.Elems[0]
+			q = g.newTensor(e.T.Elems[1], []val{sz[0]}, e.P)
+		}
 		r := g.newTensor(tt, []val{atomOf(sz[0].c().Op("+").Lit(1))}, e.P)
-		q := g.newTensor(rt, []val{sz[0]}, e.P)
 		g.loop(sz, func(_, i val) {
 			setAt(g, r, tt, i, atomOf(jen.Id(acc)))
 			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
+			if !rec {
+				g.stmt(jen.Id(acc).Op("=").Add(g.apply(lam, pureOf(arg), sc).code))
+				return
+			}
 			x := g.temp(g.apply(lam, pureOf(arg), sc), lam.Body.Type())
 			g.stmt(jen.Id(acc).Op("=").Add(x.c().Dot("F0")))
-			setAt(g, q, rt, i, atomOf(x.c().Dot("F1")))
+			setAt(g, q, e.T.Elems[1], i, atomOf(x.c().Dot("F1")))
 		})
 		setAt(g, r, tt, sz[0], atomOf(jen.Id(acc)))
-		return pureOf(g.tupleLit(e.T, []val{r, q}))
+		if rec {
+			return pureOf(g.tupleLit(e.T, []val{r, q}))
+		}
+		return r
 	case "$inl":
 		g.discard(parts[1])
 		return pureOf(g.e.gotype(e.T).Values(jen.Id("Isl").Op(":").True(), jen.Id("L").Op(":").Add(parts[0].code)))
