@@ -53,6 +53,10 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
+// Internal reports whether the error is a fault of ksc rather than of the
+// program: its message starts with "internal:".
+func (e *Error) Internal() bool { return strings.HasPrefix(e.Msg, "internal:") }
+
 // An ErrorList is a list of errors, reported together.
 type ErrorList []*Error
 

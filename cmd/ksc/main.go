@@ -111,6 +111,7 @@ func report(err error, stderr io.Writer) int {
 		return exitUsage
 	case errors.As(err, &ie):
 		fmt.Fprintf(stderr, "%v\n", ie)
+		fmt.Fprintln(stderr, "ksc: this is a bug in ksc: please report it, with the input (KSC_DEBUG=1 prints the Go stack)")
 		if os.Getenv("KSC_DEBUG") != "" {
 			stderr.Write(ie.Stack)
 		}

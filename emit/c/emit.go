@@ -81,7 +81,10 @@ func Emit(prog *ir.Program, opts Options) (out *Output, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			if ce, ok := r.(*syntax.Error); ok {
+			// An error in the program is returned; one marked internal
+			// is a fault of this backend, left to the driver's guard
+			// (an internal compiler error, exit 3).
+			if ce, ok := r.(*syntax.Error); ok && !ce.Internal() {
 				err = ce
 				return
 			}

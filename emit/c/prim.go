@@ -34,7 +34,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: prelude function %s was not inlined", p)})
 	}
 	if p.LM {
-		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("the linear-map operation %s reached the C backend in %s", p.Name, f.f.FullName())})
+		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: the linear-map operation %s reached the C backend in %s", p.Name, f.f.FullName())})
 	}
 	// Lambdas stay as IR; the other parts are compiled in order.
 	parts := f.parts(e, sc)

@@ -89,11 +89,11 @@ func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			if se, ok := r.(*syntax.Error); ok {
+			if se, ok := r.(*syntax.Error); ok && !se.Internal() {
 				err = se
 				return
 			}
-			panic(r)
+			panic(r) // a fault of this backend: the driver's guard reports it
 		}
 	}()
 	e := &emitter{

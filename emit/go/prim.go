@@ -272,7 +272,7 @@ func (g *fn) prim(e *ir.Call, sc *env) val {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: prelude function %s was not inlined", p)})
 	}
 	if p.LM {
-		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("the linear-map operation %s reached the Go backend in %s", p.Name, g.f.FullName())})
+		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: the linear-map operation %s reached the Go backend in %s", p.Name, g.f.FullName())})
 	}
 	parts := g.parts(e, sc)
 	at := func(i int) *types.Type { return partType(e, i) }
