@@ -128,3 +128,25 @@ func TestEndlessSource(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeSizes: a build or constVec whose byte count would overflow is a
+// positioned runtime error on both backends, not a heap overflow, a hang
+// or a wrapped allocation.
+func TestHugeSizes(t *testing.T) {
+	for _, n := range []string{"2305843009213693951", "1152921504606846977"} {
+		for _, e := range []string{"(build " + n + " (lam (i : Integer) 1.0))", "(constVec " + n + " 1.0)"} {
+			f := write(t, "huge.ks", "(def main Integer ()\n  (let (v "+e+")\n    (print (index 5 v) \"\\n\")))\n")
+			for _, backend := range []string{"c", "go"} {
+				if backend == "c" {
+					needCC(t)
+				} else if _, err := exec.LookPath("go"); err != nil {
+					continue
+				}
+				_, stderr, code := ksc(t, "run", "--backend", backend, f)
+				if code != 1 || !strings.Contains(stderr, "huge.ks:2:11: runtime error: size "+n+" too large") {
+					t.Errorf("--backend %s, %s: status %d, %q", backend, e, code, stderr)
+				}
+			}
+		}
+	}
+}

@@ -47,6 +47,11 @@ func TestRuntimeErrors(t *testing.T) {
 		{func() { MakeTensor[float64]("p", 2, -1) }, "p: runtime error: negative size -1"},
 		{func() { MakeTensor[float64]("p", 1<<32, 1<<32) }, "p: runtime error: tensor too large"},
 		{func() { MakeVec[float64]("p", 1e17) }, "ksc: runtime error: out of memory allocating 800000000000000000 bytes"},
+		// Sizes whose byte counts do not fit a signed 64-bit count: the
+		// C runtime's message, at the position (the count once wrapped
+		// to 0 bytes).
+		{func() { MakeVec[float64]("p", 1<<61-1) }, "p: runtime error: size 2305843009213693951 too large"},
+		{func() { MakeVec[float64]("p", 1<<60+1) }, "p: runtime error: size 1152921504606846977 too large"},
 		{func() { AddTo("p", []float64{1}, []float64{1, 2}) }, "p: runtime error: size mismatch: 1 and 2"},
 		{func() { TsDot("p", []tup2{{}}, []tup2{}) }, "p: runtime error: size mismatch: 1 and 0"},
 		{func() { Zeros[[]float64]("p", int64(-1)) }, "p: runtime error: negative size -1"},

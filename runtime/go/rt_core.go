@@ -202,7 +202,9 @@ func checkAlloc(pos string, n int64, size uintptr) {
 	if size == 0 || n <= maxBytes/int64(size) {
 		return
 	}
-	if uint64(n) > math.MaxUint64/uint64(size) {
+	// As the C runtime (KS_MAX_COUNT): no more elements than a byte count
+	// in a signed pointer difference allows.
+	if uint64(n) > math.MaxInt64/uint64(size) {
 		Fail(pos, "size %d too large", n)
 	}
 	bytes := (uint64(n)*uint64(size) + 63) / 64 * 64
