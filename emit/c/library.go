@@ -21,7 +21,19 @@ type Export struct {
 // by its derivations and name joined by _ ([rev f] is PREFIX_rev_f). When
 // two overloads would get the same name, each gets a suffix __ARGTYPE
 // from the mangled argument type of its base function (PREFIX_f__vec_f64).
+// A name the ABI takes (PREFIX_ctx_new, PREFIX_OK, ...) gets _2.
 func Exports(prog *ir.Program, prefix string) []Export {
+	return exports(prog, prefix, nil)
+}
+
+// abiNames are the names of the library's interface other than its
+// functions (after PREFIX_).
+var abiNames = []string{"ctx", "ctx_new", "ctx_free", "ctx_error", "ctx_reset", "ctx_bytes",
+	"OK", "ERR_RUNTIME", "ERR_MEMORY", "ERR_USAGE"}
+
+// exports is Exports, avoiding also the names in taken (the library's
+// type names).
+func exports(prog *ir.Program, prefix string, taken map[string]bool) []Export {
 	var fs []*ir.Func
 	count := map[string]int{}
 	plain := func(f *ir.Func) string {
@@ -41,6 +53,12 @@ func Exports(prog *ir.Program, prefix string) []Export {
 	}
 	var out []Export
 	used := map[string]bool{}
+	for _, n := range abiNames {
+		used[prefix+"_"+n] = true
+	}
+	for n := range taken {
+		used[n] = true
+	}
 	for _, f := range fs {
 		n := plain(f)
 		if count[n] > 1 {
@@ -110,8 +128,22 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 }
 `, p)
 
-	var decls strings.Builder
+	// The exported functions' types are named first, so that no function
+	// takes a type's name (a def named vec_f64).
+	var candidates []*ir.Func
 	for _, x := range Exports(prog, p) {
+		candidates = append(candidates, x.Func)
+	}
+	for _, f := range candidates {
+		e.cParams(f.Arg)
+		e.ctype(f.Result)
+	}
+	taken := map[string]bool{}
+	for _, n := range e.typeNames {
+		taken[n] = true
+	}
+	var decls strings.Builder
+	for _, x := range exports(prog, p, taken) {
 		f := x.Func
 		params := []string{p + "_ctx *ctx"}
 		var args []string
@@ -179,7 +211,8 @@ KS_EXPORT %s {
  * tuple takes its fields as separate parameters.
  *
  * Names: a def f is %[1]s_f, [rev f] is %[1]s_rev_f, and so on; overloads
- * of one name add __ and their base function's argument type.
+ * of one name add __ and their base function's argument type; a name this
+ * interface already uses (a type, %[1]s_ctx_new, %[1]s_OK) adds _2.
  */
 #ifndef %[2]s
 #define %[2]s

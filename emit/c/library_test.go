@@ -10,7 +10,8 @@ import (
 
 // TestExports: a library exports the program's defs and the derived
 // functions it requests, not the internal derivations nor those derive
-// made only for others, and suffixes overloads that would share a name.
+// made only for others, and suffixes overloads that would share a name,
+// and names the interface takes.
 func TestExports(t *testing.T) {
 	vf := types.VecOf(types.FloatType)
 	mk := func(base string, arg *types.Type, derivs ...string) *ir.Func {
@@ -27,6 +28,17 @@ func TestExports(t *testing.T) {
 		got = append(got, e.Name)
 	}
 	want := "m_f__f64 m_f__vec_f64 m_g m_rev_f"
+	if strings.Join(got, " ") != want {
+		t.Errorf("exports %v, want %s", got, want)
+	}
+
+	// Names the interface takes: its own, and a type's.
+	prog = &ir.Program{Funcs: []*ir.Func{mk("ctx_new", types.FloatType), mk("OK", types.FloatType), mk("vec_f64", vf)}}
+	got = nil
+	for _, e := range exports(prog, "m", map[string]bool{"m_vec_f64": true}) {
+		got = append(got, e.Name)
+	}
+	want = "m_ctx_new_2 m_OK_2 m_vec_f64_2"
 	if strings.Join(got, " ") != want {
 		t.Errorf("exports %v, want %s", got, want)
 	}
