@@ -158,17 +158,6 @@ func mentions(e ir.Expr, set map[string]bool) bool {
 	return found
 }
 
-// bound returns the variables the items bind, in order.
-func bound(items []ir.Expr) []*ir.Var {
-	var vs []*ir.Var
-	for _, it := range items {
-		if l, ok := it.(*ir.Let); ok {
-			vs = append(vs, l.Vars...)
-		}
-	}
-	return vs
-}
-
 // needed returns the variables of candidates (and extra) that the
 // expressions mention free, in the candidates' order.
 func needed(exprs []ir.Expr, candidates []*ir.Var, extra []*ir.Var) []*ir.Var {
@@ -219,7 +208,7 @@ func rematerialise(fwd, rev []ir.Expr, tail ir.Expr, extra []*ir.Var) ([]ir.Expr
 		}
 		exprs = append(append(append(exprs, remat...), rev...), tail)
 		var candidates []*ir.Var
-		for _, v := range bound(fwd) {
+		for _, v := range ir.ChainVars(fwd) {
 			if !excluded[v.Name] {
 				candidates = append(candidates, v)
 			}

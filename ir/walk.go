@@ -173,3 +173,15 @@ func WrapChain(items []Expr, body Expr) Expr {
 	}
 	return body
 }
+
+// ChainVars returns the variables the items (as ChainItems returns them)
+// bind, in order.
+func ChainVars(items []Expr) []*Var {
+	var vs []*Var
+	for _, it := range items {
+		if l, ok := it.(*Let); ok {
+			vs = append(vs, l.Vars...)
+		}
+	}
+	return vs
+}

@@ -136,7 +136,7 @@ func (t *taper) sourceAt(items []ir.Expr, k int) *source {
 }
 
 func (s *source) bind() *source {
-	for _, v := range chainVars(s.items) {
+	for _, v := range ir.ChainVars(s.items) {
 		s.bound[v.Name] = true
 	}
 	return s
@@ -388,7 +388,7 @@ func consumerAt(l *ir.Let) *consumer {
 	}
 	c.bound[c.j.Name] = true
 	c.items, c.tail = ir.ChainItems(body)
-	for _, v := range chainVars(c.items) {
+	for _, v := range ir.ChainVars(c.items) {
 		c.bound[v.Name] = true
 	}
 	return c
@@ -523,15 +523,4 @@ var cheapPrims = map[string]bool{
 func isVar(e ir.Expr, name string) bool {
 	v, ok := e.(*ir.Var)
 	return ok && v.Name == name
-}
-
-// chainVars returns the variables the items bind.
-func chainVars(items []ir.Expr) []*ir.Var {
-	var vs []*ir.Var
-	for _, it := range items {
-		if l, ok := it.(*ir.Let); ok {
-			vs = append(vs, l.Vars...)
-		}
-	}
-	return vs
 }

@@ -47,15 +47,8 @@ func ParseExpr(filename string, src []byte) (Expr, error) {
 }
 
 // topExpr parses s, or returns nil after an error that stops it.
-func (p *parser) topExpr(s SExpr) (e Expr) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(bail); !ok {
-				panic(r)
-			}
-			e = nil
-		}
-	}()
+func (p *parser) topExpr(s SExpr) Expr {
+	defer catchBail()
 	return p.expr(s)
 }
 
@@ -66,6 +59,17 @@ type parser struct {
 
 // bail stops parsing the current declaration; decl recovers from it.
 type bail struct{}
+
+// catchBail, deferred by a function that parses a whole form, stops a
+// bail there: the function returns its zero value (its result is never
+// assigned before the form is parsed), and the error is in p.errs.
+func catchBail() {
+	if r := recover(); r != nil {
+		if _, ok := r.(bail); !ok {
+			panic(r)
+		}
+	}
+}
 
 func (p *parser) fail(pos Pos, format string, args ...any) {
 	p.errs.Add(pos, format, args...)
@@ -85,15 +89,8 @@ func headWord(s SExpr) string {
 
 // decl parses a top-level form. A form with errors is reported and
 // skipped; the parser carries on with the next one.
-func (p *parser) decl(s SExpr) (d Decl) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(bail); !ok {
-				panic(r)
-			}
-			d = nil
-		}
-	}()
+func (p *parser) decl(s SExpr) Decl {
+	defer catchBail()
 	l, ok := s.(*List)
 	if !ok || l.Square {
 		p.fail(s.Pos(), "expected a declaration (def, edef, gdef or rule)")
