@@ -54,7 +54,7 @@ func Vec(xs ...Value) *Tensor {
 
 // An Unsupported error says the evaluator does not run part of a program
 // (a derived function, an edef, a primitive of derived code) or cannot
-// (too deep a recursion, too large a tensor).
+// (too large a tensor).
 type Unsupported struct {
 	Pos ir.Pos
 	Msg string
@@ -174,7 +174,8 @@ func (m *machine) call(f *ir.Func, arg Value, pos ir.Pos) Value {
 		unsupported(pos, "the evaluator does not run %s: it is declared by edef and has no definition", f.FullName())
 	}
 	if m.depth >= MaxDepth {
-		unsupported(pos, "the evaluator does not run calls nested more than %d deep", MaxDepth)
+		// As the compiled programs fail (ksrt.Ctx.Enter), at the definition.
+		ksrt.Fail(f.P.String(), "recursion too deep in %s: more than %d nested calls", f.Name, MaxDepth)
 	}
 	m.depth++
 	v := m.eval(f.Body, bind(nil, f.Params, arg))

@@ -110,6 +110,8 @@ func TestRuntimeError(t *testing.T) {
 		{"(def main Integer () (div 1 (sub 2 2)))", "t.ks:1:22: runtime error: integer division by zero"},
 		{"(def main Integer () (print (dot (Vec_init 1.0) (Vec_init 1.0 2.0))))", "t.ks:1:29: runtime error: size mismatch"},
 		{"(def main Integer () (assert (gt 1 2) 0))", "t.ks:1:22: runtime error: assertion failed"},
+		{"(def f Integer (n : Integer) (f n)) (def main Integer () (f 1))",
+			"t.ks:1:6: runtime error: recursion too deep in f: more than 100000 nested calls"},
 	} {
 		out, err := run(t, c.src)
 		var re *ksrt.Error
@@ -128,8 +130,6 @@ func TestUnsupported(t *testing.T) {
 			"t.ks:1:65: the evaluator does not run derived function [rev f]"},
 		{"(edef g Float (Float)) (def main Integer () (print (g 1.0)))",
 			"t.ks:1:52: the evaluator does not run [g Float]: it is declared by edef and has no definition"},
-		{"(def f Integer (n : Integer) (f n)) (def main Integer () (f 1))",
-			"t.ks:1:30: the evaluator does not run calls nested more than 100000 deep"},
 	} {
 		_, err := run(t, c.src)
 		var u *eval.Unsupported

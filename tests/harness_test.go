@@ -40,8 +40,11 @@ func testCC() driver.CC {
 	if *noSan {
 		return baseCC("-O1")
 	}
-	return baseCC("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer")
+	return baseCC(sanFlags...)
 }
+
+// sanFlags are the C flags of the tests' sanitized builds.
+var sanFlags = []string{"-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"}
 
 // baseCC is the C compiler of $CC (default cc, its words split) with the
 // given flags.

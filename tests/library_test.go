@@ -15,10 +15,32 @@ import (
 // TestLibrary builds testdata/library/model.ks with ksc build, compiles
 // host.c against the library and its header, and runs it: host.c calls
 // functions taking and returning vectors and tuples and checks results
-// and the error path.
+// and the error paths, as a hostile host would. It runs optimised, and
+// with both the library and the host under the sanitizers.
 func TestLibrary(t *testing.T) {
-	out := runHost(t, "library", "model", "")
-	if !strings.HasSuffix(out, "ok\n") {
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{
+		{"O2", []string{"-O2"}},
+		{"sanitizers", sanFlags},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := runHost(t, "library", "model", "", c.flags...)
+			if !strings.HasSuffix(out, "ok\n") {
+				t.Errorf("host printed:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestContextPerThread runs testdata/threads/host.c, four threads calling the
+// library at once with a context each, with the library and the host
+// built with -fsanitize=thread: one context per thread is the rule, and
+// there must be no race between contexts (no global mutable state).
+func TestContextPerThread(t *testing.T) {
+	out := runHost(t, "threads", "model", "", "-O1", "-g", "-fsanitize=thread")
+	if !strings.HasSuffix(out, "ok\n") || strings.Contains(out, "ThreadSanitizer") {
 		t.Errorf("host printed:\n%s", out)
 	}
 }
@@ -30,7 +52,7 @@ func TestLibrary(t *testing.T) {
 // result (the gradient, as large as the input) and one chunk.
 func TestArenaReuse(t *testing.T) {
 	const rows, cols = 8000, 64
-	out := runHost(t, "arena", "loops", strconv.Itoa(rows))
+	out := runHost(t, "arena", "loops", strconv.Itoa(rows), "-O2")
 	bytes := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(l)
@@ -51,9 +73,9 @@ func TestArenaReuse(t *testing.T) {
 }
 
 // runHost builds testdata/DIR/NAME.ks into libNAME.so with ksc build,
-// compiles testdata/DIR/host.c against it, runs it with the argument arg
-// (if any) and returns what it printed.
-func runHost(t *testing.T, dir, name, arg string) string {
+// compiles testdata/DIR/host.c against it, both with the C flags given,
+// runs it with the argument arg (if any) and returns what it printed.
+func runHost(t *testing.T, dir, name, arg string, flags ...string) string {
 	t.Helper()
 	needCC(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -66,7 +88,7 @@ func runHost(t *testing.T, dir, name, arg string) string {
 	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
 		t.Fatal(err)
 	}
-	cc := baseCC("-O2", "-Werror")
+	cc := baseCC(append([]string{"-Werror"}, flags...)...)
 	if err := driver.BuildLibrary(ctx, prog, name, tmp, cc, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +106,9 @@ func runHost(t *testing.T, dir, name, arg string) string {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(tmp, "host")
-	cmd := baseCC().Command(ctx, "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", tmp, "-o", exe, host,
-		"-L", tmp, "-l"+name, "-Wl,-rpath,"+tmp, "-lm")
+	ccArgs := append([]string{"-std=c11", "-Wall", "-Wextra", "-Werror"}, flags...)
+	ccArgs = append(ccArgs, "-I", tmp, "-o", exe, host, "-L", tmp, "-l"+name, "-Wl,-rpath,"+tmp, "-pthread", "-lm")
+	cmd := baseCC().Command(ctx, ccArgs...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling host.c: %v\n%s", err, out)
 	}

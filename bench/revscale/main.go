@@ -120,6 +120,8 @@ static int nsizes;
 static void *run(void *arg) {
   (void)arg;
   rs_ctx *ctx = rs_ctx_new();
+  /* This thread's stack is 2 GiB (see main): recursion may use most of it. */
+  rs_ctx_set_max_stack(ctx, ((size_t)1 << 31) - ((size_t)64 << 20));
   for (int s = 0; s < nsizes; s++) {
     long n = sizes[s];
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);

@@ -116,10 +116,12 @@ type emitter struct {
 	allocates map[*ir.Func]bool // funcAllocates's answers
 	effects   lower.Effects     // the functions that print
 	repeated  map[*ir.Func]bool // repeatedFuncs (Threads only)
+	recursive map[*ir.Func]bool // ir.Recursive: these check the stack on entry
 }
 
 func (e *emitter) program(prog *ir.Program) *Output {
 	var protos, defs strings.Builder
+	e.recursive = ir.Recursive(prog.Funcs)
 	for _, f := range prog.Funcs {
 		if f.Prim != nil || f.Body == nil && f.Kind != ir.EdefFunc {
 			continue
@@ -360,6 +362,8 @@ int main(void) {
   ks_ctx *ctx = malloc(sizeof *ctx);
   if (ctx == NULL) return 2;
   ks_ctx_init(ctx);
+  ctx->stack_base = ks_stack_here();
+  ctx->max_stack = ks_main_max_stack();
   if (setjmp(ctx->jmp)) {
     fflush(stdout);
     fprintf(stderr, "%%s\n", ctx->err);

@@ -76,6 +76,9 @@ func (f *fn) body() {
 	params := f.f.Params
 	cps := f.e.cParams(f.f.Arg)
 	f.line("(void)ctx;")
+	if f.e.recursive[f.f] {
+		f.line("ks_stack_check(ctx, %s, %s);", pos(f.f.P), cString(f.f.Name.String()))
+	}
 	switch {
 	case len(params) == 1 && len(cps) != 1 || len(params) == 1 && f.f.Arg.Kind == types.Tuple:
 		// One parameter of tuple type, passed as its fields.

@@ -28,7 +28,7 @@ func Exports(prog *ir.Program, prefix string) []Export {
 
 // abiNames are the names of the library's interface other than its
 // functions (after PREFIX_).
-var abiNames = []string{"ctx", "ctx_new", "ctx_free", "ctx_error", "ctx_reset", "ctx_bytes",
+var abiNames = []string{"ctx", "ctx_new", "ctx_free", "ctx_error", "ctx_reset", "ctx_bytes", "ctx_set_max_stack",
 	"OK", "ERR_RUNTIME", "ERR_MEMORY", "ERR_USAGE"}
 
 // exports is Exports, avoiding also the names in taken (the library's
@@ -112,6 +112,12 @@ KS_EXPORT void %[1]s_ctx_reset(%[1]s_ctx *ctx) {
 
 KS_EXPORT size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx) { return ctx == NULL ? 0 : ks_ctx_bytes(&ctx->rt); }
 
+KS_EXPORT int %[1]s_ctx_set_max_stack(%[1]s_ctx *ctx, size_t bytes) {
+  if (ctx == NULL || ctx->busy) return KS_ERR_USAGE;
+  ctx->rt.max_stack = bytes;
+  return KS_OK;
+}
+
 /* ks_enter checks an entry point's context and result pointer. */
 static int ks_enter(%[1]s_ctx *ctx, const void *out) {
   if (ctx == NULL) return KS_ERR_USAGE;
@@ -177,6 +183,7 @@ KS_EXPORT %s {
   int rc = ks_enter(ctx, out);
   if (rc != KS_OK) return rc;
   ctx->busy = true;
+  ctx->rt.stack_base = ks_stack_here();
   if (setjmp(ctx->rt.jmp)) {
     ctx->busy = false;
     return ctx->rt.code;
@@ -245,6 +252,14 @@ const char *%[1]s_ctx_error(%[1]s_ctx *ctx);
 void %[1]s_ctx_reset(%[1]s_ctx *ctx);
 /* %[1]s_ctx_bytes returns the bytes of memory the context holds. */
 size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx);
+/* %[1]s_ctx_set_max_stack sets the bytes of stack a call may use for
+ * recursion (measured from the entry point) before it fails with
+ * %[1]s_ERR_MEMORY instead of overflowing the stack. The default is 4 MiB,
+ * or half the stack limit (ulimit -s) if that is smaller. To recurse
+ * deeper, call the library from a thread with a larger stack
+ * (pthread_attr_setstacksize) and raise this to somewhat less than it.
+ * %[1]s_ERR_USAGE for a NULL context or one in use. */
+int %[1]s_ctx_set_max_stack(%[1]s_ctx *ctx, size_t bytes);
 
 /* Types. */
 %[3]s

@@ -120,7 +120,8 @@ type emitter struct {
 	usedNames map[string]bool
 	templates map[string][]tmplPart // parsed Go spellings of primitives
 	tmp       int
-	cps       cpsState // --ad=cps
+	cps       cpsState          // --ad=cps
+	recursive map[*ir.Func]bool // ir.Recursive: these count their depth
 }
 
 // rt refers to a name of the runtime.
@@ -129,6 +130,7 @@ func (e *emitter) rt(name string) *jen.Statement { return jen.Qual(e.opts.Runtim
 func (e *emitter) program(prog *ir.Program) ([]byte, error) {
 	var funcs []jen.Code
 	var mainFn *ir.Func
+	e.recursive = ir.Recursive(prog.Funcs)
 	for _, f := range prog.Funcs {
 		if f.Prim != nil || f.Kind == ir.EdefFunc {
 			continue
@@ -289,6 +291,10 @@ func (e *emitter) function(f *ir.Func) jen.Code {
 		for i, p := range f.Params {
 			sc = sc.push(p.Name, "p"+strconv.Itoa(i))
 		}
+	}
+	if e.recursive[f] {
+		g.stmt(jen.Id("ctx").Dot("Enter").Call(jen.Lit(f.P.String()), jen.Lit(f.Name.String())))
+		g.stmt(jen.Defer().Id("ctx").Dot("Leave").Call())
 	}
 	r := g.expr(f.Body, sc)
 	g.stmt(jen.Return(r.c()))

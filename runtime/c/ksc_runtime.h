@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #ifdef _OPENMP
 #include <omp.h>
 /* Each iteration of a parallel loop calls setjmp (see ks_par below). The
@@ -65,6 +66,8 @@ typedef struct ks_ctx {
   struct ks_ctx *sub; /* contexts of the threads of parallel loops */
   int nsub;
   bool escaped; /* a $setAt stored a new pointer (see the C backend's arena.go) */
+  uintptr_t stack_base; /* the stack where the running entry point began */
+  size_t max_stack;     /* the bytes of stack below it recursion may use */
 } ks_ctx;
 
 /* Error codes returned by library functions. */
@@ -200,8 +203,62 @@ static KS_UNUSED void ks_free_chunks(ks_chunk *c) {
   }
 }
 
+/* Recursion and the stack. A recursive ks function (one in a cycle of
+ * calls) checks on entry how much stack its thread has used since the
+ * entry point began (ks_stack_check), and fails with KS_ERR_MEMORY beyond
+ * ctx->max_stack bytes, rather than overflowing the host's stack. Bytes,
+ * not calls: the frames of f and of [sufrev f] differ in size, and the
+ * stack is what runs out. The default, KS_MAX_STACK or half the stack
+ * limit (ulimit -s) if that is smaller, fits the main thread and glibc's
+ * default threads; a host running the library on a thread with a larger
+ * stack raises it (NAME_ctx_set_max_stack), on one with a smaller stack
+ * lowers it. */
+#define KS_MAX_STACK ((size_t)4 << 20)
+
+static KS_UNUSED size_t ks_default_max_stack(void) {
+  size_t n = KS_MAX_STACK;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < n) n = (size_t)(rl.rlim_cur / 2);
+  return n;
+}
+
+/* ks_main_max_stack is the limit of a program's main, which runs on the
+ * main thread, whose stack is the stack limit (ulimit -s, which thus
+ * raises it): all of it but 1 MiB for what runs below the last check
+ * (code that does not recurse, the C library), or half of a small one;
+ * 1 GiB if unlimited. */
+static KS_UNUSED size_t ks_main_max_stack(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return (size_t)1 << 30;
+  size_t n = (size_t)rl.rlim_cur, margin = (size_t)1 << 20;
+  return n > 2 * margin ? n - margin : n / 2;
+}
+
+/* ks_stack_here returns the address of the calling function's frame. */
+#if defined(__GNUC__)
+#define ks_stack_here() ((uintptr_t)__builtin_frame_address(0))
+#else
+static uintptr_t ks_stack_here(void) {
+  volatile char probe = 0;
+  return (uintptr_t)&probe;
+}
+#endif
+
+static KS_UNUSED KS_NORETURN void ks_stack_fail(ks_ctx *ctx, const char *pos, const char *fn) {
+  ks_fail_code(ctx, KS_ERR_MEMORY, pos, "recursion too deep in %s: more than %zu bytes of stack "
+               "(to raise the limit: ulimit -s for a program; for a library, a thread with a larger stack and ctx_set_max_stack)", fn, ctx->max_stack);
+}
+
+#define ks_stack_check(ctx, pos, fn)                                                                \
+  do {                                                                                             \
+    uintptr_t ks_here_ = ks_stack_here();                                                          \
+    uintptr_t ks_used_ = (ctx)->stack_base > ks_here_ ? (ctx)->stack_base - ks_here_ : ks_here_ - (ctx)->stack_base; \
+    if (ks_used_ > (ctx)->max_stack) ks_stack_fail(ctx, pos, fn);                                 \
+  } while (0)
+
 static KS_UNUSED void ks_ctx_init(ks_ctx *ctx) {
   memset(ctx, 0, sizeof *ctx);
+  ctx->max_stack = ks_default_max_stack();
 }
 
 /* ks_ctx_reset releases all memory but one chunk (the current one, or else
@@ -276,13 +333,19 @@ static KS_UNUSED void ks_par_begin(ks_ctx *ctx, ks_par *par) {
   par->err[0] = 0;
 }
 
-/* ks_par_ctx returns the context of the calling thread. */
-static inline KS_UNUSED ks_ctx *ks_par_ctx(ks_par *par) {
+/* ks_par_ctx returns the context of the calling thread. Its stack is
+ * measured from where the thread began the loop, or, on the thread that
+ * runs the loop's caller, from where the caller's began. */
+#define ks_par_ctx(par) ks_par_ctx_at(par, ks_stack_here())
+static inline KS_UNUSED ks_ctx *ks_par_ctx_at(ks_par *par, uintptr_t here) {
   int t = 0;
 #ifdef _OPENMP
   t = omp_get_thread_num();
 #endif
-  return &par->parent->sub[t];
+  ks_ctx *sub = &par->parent->sub[t];
+  sub->max_stack = par->parent->max_stack;
+  sub->stack_base = t == 0 ? par->parent->stack_base : here;
+  return sub;
 }
 
 /* ks_par_fail records the runtime error of iteration i, raised in sub. */

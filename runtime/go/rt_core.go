@@ -34,13 +34,36 @@ import (
 	"unsafe"
 )
 
-// Ctx is the context of a running ks program: its buffered output.
+// Ctx is the context of a running ks program: its buffered output, and
+// the depth of recursion.
 type Ctx struct {
-	out *bufio.Writer
+	out   *bufio.Writer
+	depth int
 }
 
 // NewCtx returns a context writing to w through a buffer; Flush empties it.
 func NewCtx(w io.Writer) *Ctx { return &Ctx{out: bufio.NewWriterSize(w, 1<<16)} }
+
+// MaxDepth is how deep calls of recursive functions may nest before
+// Enter fails: Go's goroutine stacks stop at 1 GB, with a fatal error
+// that no recover catches, and a frame of generated code is rarely over
+// a few hundred bytes. (The C runtime bounds the bytes of stack instead,
+// which it can measure.)
+const MaxDepth = 1000000
+
+// Enter is called on entry to a recursive function (one in a cycle of
+// calls), Leave on its return: beyond MaxDepth nested calls, a runtime
+// error at pos, the function's definition, rather than a crash.
+func (c *Ctx) Enter(pos, fn string) {
+	c.depth++
+	if c.depth > MaxDepth {
+		c.depth = 0
+		Fail(pos, "recursion too deep in %s: more than %d nested calls", fn, MaxDepth)
+	}
+}
+
+// Leave undoes Enter.
+func (c *Ctx) Leave() { c.depth-- }
 
 // Flush writes the buffered output.
 func (c *Ctx) Flush() error { return c.out.Flush() }

@@ -1,5 +1,6 @@
 /* A host program that links libmodel.so built by ksc and checks it. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,19 @@ double callback(double x) {
   cb_rc = model_sqnorm(cb_ctx, v, &r);
   snprintf(cb_err, sizeof cb_err, "%s", model_ctx_error(cb_ctx));
   return x;
+}
+
+/* deep runs a recursion of depth 10^6 on a thread of its own, whose
+ * stack (512 MiB) is large enough, with the context's limit raised. */
+static void *deep(void *arg) {
+  model_ctx *ctx = arg;
+  CHECK(model_ctx_set_max_stack(ctx, (size_t)500 << 20) == model_OK);
+  double d = 0;
+  CHECK(model_depth(ctx, 1000000, 1.0, &d) == model_OK && d == 1000001.0);
+  model_tup2_i64_f64 a = {1000000, 1.0};
+  model_tup2_tup0_f64 g;
+  CHECK(model_sufrev_depth(ctx, a, 1.0, &g) == model_OK && g.f1 == 1000001.0);
+  return NULL;
 }
 
 int main(void) {
@@ -142,6 +156,29 @@ int main(void) {
   CHECK(model_via_callback(ctx, 2.0, &y) == model_OK && y == 3.0);
   CHECK(cb_rc == model_OK);
   model_ctx_free(other);
+
+  /* A recursion deeper than the context allows is an error code, not a
+   * crash, and the context keeps working. */
+  double d = 0;
+  CHECK(model_depth(ctx, 1000, 1.0, &d) == model_OK && d == 1001.0);
+  CHECK(model_depth(ctx, 100000000, 1.0, &d) == model_ERR_MEMORY);
+  CHECK(strstr(model_ctx_error(ctx), "recursion too deep in depth") != NULL);
+  CHECK(strstr(model_ctx_error(ctx), "model.ks:") != NULL);
+  model_tup2_i64_f64 a = {100000000, 1.0};
+  model_tup2_tup0_f64 g;
+  CHECK(model_sufrev_depth(ctx, a, 1.0, &g) == model_ERR_MEMORY);
+  CHECK(model_depth(ctx, 1000, 1.0, &d) == model_OK && d == 1001.0);
+  CHECK(model_ctx_set_max_stack(NULL, 1) == model_ERR_USAGE);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  CHECK(pthread_attr_setstacksize(&attr, (size_t)512 << 20) == 0);
+  pthread_t th;
+  if (pthread_create(&th, &attr, deep, ctx) == 0) {
+    pthread_join(th, NULL);
+  } else {
+    CHECK(!"pthread_create");
+  }
+  pthread_attr_destroy(&attr);
 
   model_ctx_free(ctx);
   if (failures) {
