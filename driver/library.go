@@ -13,6 +13,9 @@ import (
 // BuildLibrary builds DIR/libNAME.so and DIR/NAME.h from prog (optimised).
 // If emitC is not empty the generated C is also written there.
 func BuildLibrary(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string) error {
+	if err := cemit.CheckLibraryName(name); err != nil {
+		return err
+	}
 	out, err := EmitC(prog, cemit.Options{Prefix: name, Library: true, Threads: cc.Threads})
 	if err != nil {
 		return err

@@ -34,6 +34,18 @@ func TestLibrary(t *testing.T) {
 	}
 }
 
+// TestHostileNames builds testdata/names/model.ks, whose edefs are named
+// like C library functions and macros (malloc, isnan) and like the
+// generated C's own names (ks_alloc, ksu_twice), and whose defs like the
+// library's interface (ctx_new, OK) and C's (free, int); host.c links it,
+// supplies two of the edefs and calls it.
+func TestHostileNames(t *testing.T) {
+	out := runHost(t, "names", "model", "", "-O1")
+	if !strings.HasSuffix(out, "ok\n") {
+		t.Errorf("host printed:\n%s", out)
+	}
+}
+
 // TestContextPerThread runs testdata/threads/host.c, four threads calling the
 // library at once with a context each, with the library and the host
 // built with -fsanitize=thread: one context per thread is the rule, and

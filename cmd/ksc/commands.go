@@ -404,8 +404,8 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 		return usagef("build: -o must name a library DIR/libNAME.so, not %q", out)
 	}
 	name := strings.TrimSuffix(strings.TrimPrefix(base, "lib"), ".so")
-	if !isCName(name) {
-		return usagef("build: the library name %q must be a C identifier", name)
+	if err := cemit.CheckLibraryName(name); err != nil {
+		return usagef("build: %v", err)
 	}
 	t := newTimer(c.Bool("time"), stderr)
 	p, err := compile(c, t)
@@ -418,16 +418,6 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 	}
 	t.step("build")
 	return nil
-}
-
-func isCName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // hasMain reports whether the program defines main.

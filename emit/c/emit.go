@@ -177,7 +177,12 @@ func (e *emitter) function(f *ir.Func, protos, defs *strings.Builder) {
 }
 
 // edef declares an external function, called with plain C arguments and
-// no context.
+// no context. The C name it is called by is ksc's own (ksu_...); an asm
+// label binds it to the edef's symbol. So an edef may be named like
+// anything C declares (malloc, sin, isnan, a keyword, the runtime's
+// ks_...) without clashing with the declaration, and any valid ks name
+// compiles; only the linker sees the name, and resolves it to the host's
+// (or the C library's) function.
 func (e *emitter) edef(f *ir.Func, protos *strings.Builder) {
 	if len(f.Name.Derivs) > 0 || !isCIdent(f.Name.Base) {
 		// A derivative declared by edef, or a name C cannot spell: it can
@@ -185,16 +190,12 @@ func (e *emitter) edef(f *ir.Func, protos *strings.Builder) {
 		e.fnNames[f] = ""
 		return
 	}
-	e.fnNames[f] = f.Name.Base
-	params := e.cParams(f.Arg)
-	var ps []string
-	for _, p := range params {
-		ps = append(ps, p)
-	}
+	name := e.funcName(f)
+	ps := e.cParams(f.Arg)
 	if len(ps) == 0 {
 		ps = []string{"void"}
 	}
-	fmt.Fprintf(protos, "extern %s %s(%s); /* edef %s */\n", e.ctype(f.Result), f.Name.Base, strings.Join(ps, ", "), commentSafe(f.FullName()))
+	fmt.Fprintf(protos, "extern %s %s(%s) KS_SYMBOL(%s); /* edef %s */\n", e.ctype(f.Result), name, strings.Join(ps, ", "), cString(f.Name.Base), commentSafe(f.FullName()))
 }
 
 var cIdentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -26,6 +26,26 @@ func Exports(prog *ir.Program, prefix string) []Export {
 	return exports(prog, prefix, nil)
 }
 
+// CheckLibraryName returns an error unless name can prefix a library's
+// symbols: a C identifier whose NAME_ names cannot meet the names the
+// generated C uses for itself (ks_ and KS_ of the runtime, ksu_ of
+// functions, ksh_ of helpers) nor those C reserves (_ and an upper-case
+// letter or a second _).
+func CheckLibraryName(name string) error {
+	if !isCIdent(name) {
+		return fmt.Errorf("the library name %q must be a C identifier (letters, digits and _, not starting with a digit)", name)
+	}
+	if len(name) >= 2 && name[0] == '_' && (name[1] == '_' || 'A' <= name[1] && name[1] <= 'Z') {
+		return fmt.Errorf("the library name %q is reserved in C (it starts with _ and an upper-case letter or _)", name)
+	}
+	for _, own := range []string{"ks", "KS", "ksu", "ksh"} {
+		if name == own || strings.HasPrefix(name, own+"_") {
+			return fmt.Errorf("the library name %q would make names the generated C uses itself (%s_...): choose another", name, own)
+		}
+	}
+	return nil
+}
+
 // abiNames are the names of the library's interface other than its
 // functions (after PREFIX_).
 var abiNames = []string{"ctx", "ctx_new", "ctx_free", "ctx_error", "ctx_reset", "ctx_bytes", "ctx_set_max_stack",

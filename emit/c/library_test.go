@@ -43,3 +43,18 @@ func TestExports(t *testing.T) {
 		t.Errorf("exports %v, want %s", got, want)
 	}
 }
+
+func TestCheckLibraryName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"model", true}, {"k", true}, {"kss", true}, {"ks2", true}, {"_lib", true}, {"int", true},
+		{"ks", false}, {"ksu", false}, {"ksh", false}, {"KS", false}, {"ks_x", false}, {"KS_OK", false}, {"ksu_f", false},
+		{"__x", false}, {"_X", false}, {"", false}, {"2d", false}, {"my-lib", false},
+	} {
+		if err := CheckLibraryName(c.name); (err == nil) != c.ok {
+			t.Errorf("CheckLibraryName(%q) = %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}

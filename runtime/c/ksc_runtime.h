@@ -44,6 +44,12 @@
 
 #define KS_PI 3.14159265358979323846
 
+/* KS_SYMBOL(name) gives a declaration the linker symbol name (an edef's
+ * C function), whatever the C name it is declared under. */
+#define KS_STR_(x) #x
+#define KS_STR(x) KS_STR_(x)
+#define KS_SYMBOL(name) __asm__(KS_STR(__USER_LABEL_PREFIX__) name)
+
 typedef const char *ks_str;
 
 /* Arena memory comes in chunks; each allocation is aligned to KS_ALIGN so
