@@ -57,3 +57,30 @@ func TestBackendFaultIsInternal(t *testing.T) {
 		t.Errorf("Go backend: %v, want an internal compiler error", err)
 	}
 }
+
+// TestDeepTypeCodeIsLinear pins that the C of a type nested d deep grows
+// with d, not d^2: each of the d nested types is declared under a name of
+// bounded length (types.Namer) with a bounded comment.
+func TestDeepTypeCodeIsLinear(t *testing.T) {
+	size := map[int]int{}
+	for _, d := range []int{500, 2000} {
+		ty := strings.Repeat("(Tuple ", d) + "Float" + strings.Repeat(")", d)
+		src := "(def f " + ty + " (x : " + ty + ") x)\n(def main Integer () 0)\n"
+		prog, err := LoadSources([]Source{{Name: "deep.ks", Text: []byte(src)}}, Derived)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Optimise(prog, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := EmitC(prog, cemitOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		size[d] = len(out.C)
+	}
+	// A fixed runtime header comes with both.
+	if r := float64(size[2000]) / float64(size[500]); r > 4.5 {
+		t.Errorf("4 times the depth gives %.1f times the C (%d, %d bytes), want about 4", r, size[500], size[2000])
+	}
+}

@@ -9,6 +9,10 @@ import (
 // Width is the line width the printer aims for.
 const Width = 90
 
+// MaxIndent is the deepest indentation the printer uses: nesting deeper
+// than about 30 levels goes on at this column.
+const MaxIndent = 60
+
 // FormatFile returns the canonical text of f, comments included.
 // Formatting is idempotent, and the result parses to the same tree (up to
 // positions, and up to how a let's bindings are grouped in the one case
@@ -288,8 +292,16 @@ func (d *doc) lastPos() Pos {
 	return d.pos
 }
 
-// flatWidth returns the width of d printed on one line.
-func (d *doc) flatWidth() int {
+// fitsFlat reports whether d printed on one line is at most limit wide.
+// It stops as soon as it knows it is not, so asking at every level of a
+// deep nest costs at most Width per level, not the size of the nest.
+func (d *doc) fitsFlat(limit int) bool {
+	return d.flatWidthUpTo(limit) <= limit
+}
+
+// flatWidthUpTo returns the width of d printed on one line, or some width
+// over limit once it exceeds limit.
+func (d *doc) flatWidthUpTo(limit int) int {
 	if d.open == 0 {
 		return len(d.text)
 	}
@@ -298,7 +310,10 @@ func (d *doc) flatWidth() int {
 		if i > 0 {
 			w++
 		}
-		w += e.flatWidth()
+		if w > limit {
+			return w
+		}
+		w += e.flatWidthUpTo(limit - w)
 	}
 	return w
 }
@@ -333,11 +348,14 @@ func (p *printer) print(d *doc, indent int) {
 		p.write(d.text)
 		return
 	}
-	if !p.hasComment(d) && p.col+d.flatWidth() <= Width {
+	if !p.hasComment(d) && d.fitsFlat(Width-p.col) {
 		p.printFlat(d)
 		return
 	}
-	start := p.col
+	// Indentation stops growing at MaxIndent, so that the text of a deep
+	// nest (a chain of 10,000 lets) grows with its size, not its size
+	// times its depth.
+	start := min(p.col, MaxIndent)
 	p.write(string(d.open))
 	head := min(d.head, len(d.elems))
 	for i := 0; i < head; i++ {

@@ -7,6 +7,9 @@
 package types
 
 import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 )
@@ -116,11 +119,16 @@ func (t *Type) Equal(u *Type) bool {
 // String returns the canonical ks spelling of t, e.g. (Vec (Tuple Float Integer)).
 func (t *Type) String() string {
 	var b strings.Builder
-	t.write(&b)
+	t.write(&b, -1)
 	return b.String()
 }
 
-func (t *Type) write(b *strings.Builder) {
+// write writes t as ks text to b, stopping once b holds more than limit
+// bytes (limit < 0: no limit).
+func (t *Type) write(b *strings.Builder, limit int) {
+	if limit >= 0 && b.Len() > limit {
+		return
+	}
 	switch t.Kind {
 	case Integer:
 		b.WriteString("Integer")
@@ -134,7 +142,7 @@ func (t *Type) write(b *strings.Builder) {
 		b.WriteString("(Tuple")
 		for _, e := range t.Elems {
 			b.WriteByte(' ')
-			e.write(b)
+			e.write(b, limit)
 		}
 		b.WriteByte(')')
 	case Tensor:
@@ -145,7 +153,7 @@ func (t *Type) write(b *strings.Builder) {
 			b.WriteString(strconv.Itoa(t.Rank))
 			b.WriteByte(' ')
 		}
-		t.Elem.write(b)
+		t.Elem.write(b, limit)
 		b.WriteByte(')')
 	case Lam, LM:
 		if t.Kind == Lam {
@@ -153,15 +161,15 @@ func (t *Type) write(b *strings.Builder) {
 		} else {
 			b.WriteString("(LM ")
 		}
-		t.From.write(b)
+		t.From.write(b, limit)
 		b.WriteByte(' ')
-		t.To.write(b)
+		t.To.write(b, limit)
 		b.WriteByte(')')
 	case Variant:
 		b.WriteString("(Variant ")
-		t.Elems[0].write(b)
+		t.Elems[0].write(b, limit)
 		b.WriteByte(' ')
-		t.Elems[1].write(b)
+		t.Elems[1].write(b, limit)
 		b.WriteByte(')')
 	case Named:
 		b.WriteString(t.Name)
@@ -342,11 +350,96 @@ func Shape(t *Type) (sh *Type, ok bool) {
 // have distinct manglings.
 func Mangle(t *Type) string {
 	var b strings.Builder
-	t.mangle(&b)
+	t.mangle(&b, -1)
 	return b.String()
 }
 
-func (t *Type) mangle(b *strings.Builder) {
+// MaxName is the longest name a Namer gives.
+const MaxName = 64
+
+// A Namer names types in generated code: Name(t) is Mangle(t) if that is
+// at most MaxName long, else its first 40 characters, _h and a 64-bit
+// hash of t's structure. With Mangle alone, the names of the types nested
+// in a type d deep would be d^2 long together; a Namer remembers the
+// hashes it computed, so naming each of them costs a bounded time.
+type Namer struct {
+	sums  map[*Type]uint64
+	names map[*Type]string
+}
+
+// NewNamer returns an empty Namer.
+func NewNamer() *Namer {
+	return &Namer{sums: map[*Type]uint64{}, names: map[*Type]string{}}
+}
+
+// Name returns t's name (see Namer): equal types get equal names.
+func (n *Namer) Name(t *Type) string {
+	if s, ok := n.names[t]; ok {
+		return s
+	}
+	var b strings.Builder
+	t.mangle(&b, MaxName+1)
+	s := b.String()
+	if len(s) > MaxName {
+		s = fmt.Sprintf("%s_h%016x", s[:40], n.sum(t))
+	}
+	n.names[t] = s
+	return s
+}
+
+// sum returns a hash of t's structure: of what Mangle writes, level by
+// level.
+func (n *Namer) sum(t *Type) uint64 {
+	if s, ok := n.sums[t]; ok {
+		return s
+	}
+	h := fnv.New64a()
+	var buf [8]byte
+	put := func(x uint64) {
+		binary.LittleEndian.PutUint64(buf[:], x)
+		h.Write(buf[:])
+	}
+	put(uint64(t.Kind))
+	put(uint64(t.Rank))
+	switch t.Kind {
+	case Named:
+		var b strings.Builder
+		t.mangle(&b, -1)
+		h.Write([]byte(b.String()))
+	case Tensor:
+		put(n.sum(t.Elem))
+	case Lam, LM:
+		put(n.sum(t.From))
+		put(n.sum(t.To))
+	case Tuple, Variant:
+		put(uint64(len(t.Elems)))
+		for _, e := range t.Elems {
+			put(n.sum(e))
+		}
+	}
+	s := h.Sum64()
+	n.sums[t] = s
+	return s
+}
+
+// Brief returns t as ks text, cut at 100 characters (for comments in
+// generated code, which a deep type would otherwise fill).
+func Brief(t *Type) string {
+	var b strings.Builder
+	t.write(&b, 100)
+	s := b.String()
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
+}
+
+// mangle writes Mangle(t) to b, stopping once b holds more than limit
+// bytes (limit < 0: no limit).
+func (t *Type) mangle(b *strings.Builder, limit int) {
+	if limit >= 0 && b.Len() > limit {
+		return
+	}
 	switch t.Kind {
 	case Integer:
 		b.WriteString("i64")
@@ -361,7 +454,7 @@ func (t *Type) mangle(b *strings.Builder) {
 		b.WriteString(strconv.Itoa(len(t.Elems)))
 		for _, e := range t.Elems {
 			b.WriteByte('_')
-			e.mangle(b)
+			e.mangle(b, limit)
 		}
 	case Tensor:
 		if t.Rank == 1 {
@@ -371,22 +464,22 @@ func (t *Type) mangle(b *strings.Builder) {
 			b.WriteString(strconv.Itoa(t.Rank))
 			b.WriteByte('_')
 		}
-		t.Elem.mangle(b)
+		t.Elem.mangle(b, limit)
 	case Lam:
 		b.WriteString("lam_")
-		t.From.mangle(b)
+		t.From.mangle(b, limit)
 		b.WriteByte('_')
-		t.To.mangle(b)
+		t.To.mangle(b, limit)
 	case LM:
 		b.WriteString("lm_")
-		t.From.mangle(b)
+		t.From.mangle(b, limit)
 		b.WriteByte('_')
-		t.To.mangle(b)
+		t.To.mangle(b, limit)
 	case Variant:
 		b.WriteString("var2_")
-		t.Elems[0].mangle(b)
+		t.Elems[0].mangle(b, limit)
 		b.WriteByte('_')
-		t.Elems[1].mangle(b)
+		t.Elems[1].mangle(b, limit)
 	case Named:
 		b.WriteString("nt")
 		b.WriteString(strconv.Itoa(len(t.Name)))

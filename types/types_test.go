@@ -96,3 +96,35 @@ func TestIndexRank(t *testing.T) {
 		}
 	}
 }
+
+func TestNamer(t *testing.T) {
+	nest := func(d int, leaf *Type) *Type {
+		t := leaf
+		for i := 0; i < d; i++ {
+			t = TupleOf(t)
+		}
+		return t
+	}
+	n := NewNamer()
+	short := nest(3, FloatType)
+	if got := n.Name(short); got != Mangle(short) {
+		t.Errorf("Name(%s) = %q, want Mangle's %q", short, got, Mangle(short))
+	}
+	a, a2, b := nest(100, FloatType), nest(100, FloatType), nest(100, IntegerType)
+	na, na2, nb := n.Name(a), n.Name(a2), n.Name(b)
+	if len(na) > MaxName || len(nb) > MaxName {
+		t.Errorf("names %q, %q longer than %d", na, nb, MaxName)
+	}
+	if na != na2 {
+		t.Errorf("equal types named %q and %q", na, na2)
+	}
+	if na == nb || na == n.Name(nest(101, FloatType)) {
+		t.Errorf("different types share the name %q", na)
+	}
+	if got := NewNamer().Name(a); got != na {
+		t.Errorf("another Namer names %s %q, not %q", a, got, na)
+	}
+	if s := Brief(a); len(s) > 100 {
+		t.Errorf("Brief is %d long", len(s))
+	}
+}

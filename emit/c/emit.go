@@ -60,6 +60,7 @@ func Emit(prog *ir.Program, opts Options) (out *Output, err error) {
 	e := &emitter{
 		opts:      opts,
 		typeNames: map[string]string{},
+		namer:     types.NewNamer(),
 		typeDone:  map[string]bool{},
 		helpers:   map[string]string{},
 		fnNames:   map[*ir.Func]string{},
@@ -117,6 +118,7 @@ type emitter struct {
 	effects   lower.Effects     // the functions that print
 	repeated  map[*ir.Func]bool // repeatedFuncs (Threads only)
 	recursive map[*ir.Func]bool // ir.Recursive: these check the stack on entry
+	namer     *types.Namer      // the names of types in type and helper names
 }
 
 func (e *emitter) program(prog *ir.Program) *Output {
@@ -268,7 +270,7 @@ func (e *emitter) ctype(t *types.Type) string {
 		e.typeDepth++
 		def := e.ctype1(n.Def)
 		e.typeDepth--
-		fmt.Fprintf(&e.types, "struct %s_s { %s v; };\n", e.typeNames[types.Mangle(n)], def)
+		fmt.Fprintf(&e.types, "struct %s_s { %s v; };\n", e.typeNames[e.namer.Name(n)], def)
 	}
 	return name
 }
@@ -284,7 +286,7 @@ func (e *emitter) ctype1(t *types.Type) string {
 	case types.String:
 		return "const char *"
 	}
-	m := types.Mangle(t)
+	m := e.namer.Name(t)
 	if n, ok := e.typeNames[m]; ok {
 		return n
 	}
@@ -299,21 +301,21 @@ func (e *emitter) ctype1(t *types.Type) string {
 		if len(t.Elems) == 0 {
 			fields.WriteString(" char unused;")
 		}
-		fmt.Fprintf(&e.types, "typedef struct {%s } %s; /* %s */\n", fields.String(), name, t)
+		fmt.Fprintf(&e.types, "typedef struct {%s } %s; /* %s */\n", fields.String(), name, commentSafe(types.Brief(t)))
 	case types.Tensor:
 		elem := e.ctype(t.Elem)
 		if t.Rank == 1 {
-			fmt.Fprintf(&e.types, "typedef struct { int64_t size; %s *data; } %s; /* %s */\n", elem, name, t)
+			fmt.Fprintf(&e.types, "typedef struct { int64_t size; %s *data; } %s; /* %s */\n", elem, name, commentSafe(types.Brief(t)))
 		} else {
-			fmt.Fprintf(&e.types, "typedef struct { int64_t size[%d]; %s *data; } %s; /* %s */\n", t.Rank, elem, name, t)
+			fmt.Fprintf(&e.types, "typedef struct { int64_t size[%d]; %s *data; } %s; /* %s */\n", t.Rank, elem, name, commentSafe(types.Brief(t)))
 		}
 	case types.Variant:
 		l, r := e.ctype(t.Elems[0]), e.ctype(t.Elems[1])
-		fmt.Fprintf(&e.types, "typedef struct { bool isl; union { %s l; %s r; } u; } %s; /* %s */\n", l, r, name, t)
+		fmt.Fprintf(&e.types, "typedef struct { bool isl; union { %s l; %s r; } u; } %s; /* %s */\n", l, r, name, commentSafe(types.Brief(t)))
 	case types.Named:
 		// A pointer to a struct holding the definition, so that the type
 		// may refer to itself.
-		fmt.Fprintf(&e.types, "typedef struct %s_s *%s; /* %s */\n", name, name, t)
+		fmt.Fprintf(&e.types, "typedef struct %s_s *%s; /* %s */\n", name, name, commentSafe(types.Brief(t)))
 		e.pendingNamed = append(e.pendingNamed, t)
 	default:
 		panic(fmt.Sprintf("cemit: no C type for %s", t))

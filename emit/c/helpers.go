@@ -63,7 +63,7 @@ func (h *hb) forEach(n string, body func(i string)) {
 // helper returns the name of the helper of the given kind for type t,
 // generating it on first use.
 func (e *emitter) helper(kind string, t *types.Type) string {
-	key := kind + "_" + types.Mangle(t)
+	key := kind + "_" + e.namer.Name(t)
 	if n, ok := e.helpers[key]; ok {
 		return n
 	}
@@ -73,7 +73,7 @@ func (e *emitter) helper(kind string, t *types.Type) string {
 	ret, params := helperGens(kind)(e, t, h)
 	sig := fmt.Sprintf("%s %s(%s)", ret, name, params)
 	fmt.Fprintf(&e.helperDecls, "static KS_UNUSED %s;\n", sig)
-	fmt.Fprintf(&e.helperDefs, "\n/* %s of %s */\nstatic %s {\n%s}\n", kind, t, sig, h.b.String())
+	fmt.Fprintf(&e.helperDefs, "\n/* %s of %s */\nstatic %s {\n%s}\n", kind, commentSafe(types.Brief(t)), sig, h.b.String())
 	return name
 }
 

@@ -72,6 +72,7 @@ func exports(prog *ir.Program, prefix string, taken map[string]bool) []Export {
 		}
 	}
 	var out []Export
+	namer := types.NewNamer()
 	used := map[string]bool{}
 	for _, n := range abiNames {
 		used[prefix+"_"+n] = true
@@ -82,7 +83,7 @@ func exports(prog *ir.Program, prefix string, taken map[string]bool) []Export {
 	for _, f := range fs {
 		n := plain(f)
 		if count[n] > 1 {
-			n += "__" + types.Mangle(f.BaseArg)
+			n += "__" + namer.Name(f.BaseArg)
 		}
 		for base, i := n, 2; used[n]; i++ {
 			n = fmt.Sprintf("%s_%d", base, i)

@@ -100,6 +100,7 @@ func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 		opts:      opts,
 		file:      jen.NewFile("main"),
 		typeNames: map[string]string{},
+		namer:     types.NewNamer(),
 		fnNames:   map[*ir.Func]string{},
 		usedNames: map[string]bool{},
 		templates: map[string][]tmplPart{},
@@ -122,6 +123,7 @@ type emitter struct {
 	tmp       int
 	cps       cpsState          // --ad=cps
 	recursive map[*ir.Func]bool // ir.Recursive: these count their depth
+	namer     *types.Namer      // the names of types in type names
 }
 
 // rt refers to a name of the runtime.
@@ -234,7 +236,7 @@ func (e *emitter) gotype(t *types.Type) *jen.Statement {
 // declare declares the struct type standing for a tuple, variant or named
 // type and returns its name.
 func (e *emitter) declare(t *types.Type) string {
-	m := types.Mangle(t)
+	m := e.namer.Name(t)
 	if n, ok := e.typeNames[m]; ok {
 		return n
 	}
@@ -258,7 +260,7 @@ func (e *emitter) declare(t *types.Type) string {
 		e.typeNames[m] = name
 		fields = []jen.Code{jen.Id("V").Add(e.gotype(t.Def))}
 	}
-	e.typeDecls = append(e.typeDecls, jen.Commentf("%s is %s.", name, t).Line().Type().Id(name).Struct(fields...))
+	e.typeDecls = append(e.typeDecls, jen.Commentf("%s is %s.", name, types.Brief(t)).Line().Type().Id(name).Struct(fields...))
 	return name
 }
 
