@@ -270,6 +270,9 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 			return &ir.Let{P: p, Vars: parts, Pattern: true, Rhs: acc, Body: ir.MkTuple(p, elems...)}
 		case "lmBuild", "lmSumBuild":
 			lam := a[1].(*ir.Lam)
+			if m.Prim.Name == "lmBuild" {
+				acc = checkedSize(p, a[0], r, acc)
+			}
 			return s.loop(p, a[0], lam, acc, func(i ir.Expr, st ir.Expr) ir.Expr {
 				ri := r
 				if m.Prim.Name == "lmBuild" {
@@ -312,6 +315,20 @@ func (s *sem) accAt(p ir.Pos, acc, i ir.Expr, update func(slot ir.Expr) ir.Expr)
 	slot := b.atom(ir.MkPrim(p, "index", iv, acc))
 	x := b.atom(update(slot))
 	return b.wrap(ir.MkPrim(p, "$setAt", acc, iv, x))
+}
+
+// checkedSize returns init, the accumulators a reverse loop over the
+// result of a build of n elements starts from, asserting first that the
+// cotangent r, which the loop reads by index, has n elements: a longer
+// one would be read in part, its extra elements ignored without a word.
+// (The check is on the accumulators, which belong to the reverse pass
+// with r, not on the count, which split reverse mode computes forwards.)
+func checkedSize(p ir.Pos, n, r, init ir.Expr) ir.Expr {
+	if n.Type().Kind != types.Integer {
+		return init
+	}
+	return &ir.Assert{P: p, Cond: ir.MkPrim(p, "eq", ir.MkPrim(p, "size", r), n), Body: init,
+		Msg: "size mismatch: the cotangent's size is not the result's"}
 }
 
 // loop builds ($ifold n acc (lam (st_i) body)) over the index space of

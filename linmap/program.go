@@ -797,7 +797,11 @@ func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 			return
 		case "lmBuild", "lmSumBuild":
 			lam := a[1].(*ir.Lam)
-			rv.loop(e, a[0], lam, func(in *rev, i ir.Expr) {
+			var check ir.Expr
+			if e.Prim.Name == "lmBuild" {
+				check = r
+			}
+			rv.loop(e, a[0], lam, check, func(in *rev, i ir.Expr) {
 				ri := r
 				if e.Prim.Name == "lmBuild" {
 					ri = in.blk.atom(in.ns, ir.MkPrim(p, "index", i, r))
@@ -1090,14 +1094,20 @@ func (rv *rev) rebind(p ir.Pos, carried []*slot, tuple ir.Expr) {
 }
 
 // loop reverse-applies the maps of a lmBuild or lmSumBuild: a loop over
-// the index space carrying the accumulators its body adds into.
-func (rv *rev) loop(e *ir.Call, n ir.Expr, lam *ir.Lam, body func(in *rev, i ir.Expr)) {
+// the index space carrying the accumulators its body adds into. A
+// non-nil check is the cotangent of a build's result, whose size is
+// checked (checkedSize).
+func (rv *rev) loop(e *ir.Call, n ir.Expr, lam *ir.Lam, check ir.Expr, body func(in *rev, i ir.Expr)) {
 	p := e.P
 	carried, vals := rv.carry(p, lam.Body)
 	if len(carried) == 0 {
 		return
 	}
-	res := rv.sem.loop(p, n, lam, ir.MkTuple(p, vals...), func(i, st ir.Expr) ir.Expr {
+	init := ir.Expr(ir.MkTuple(p, vals...))
+	if check != nil {
+		init = checkedSize(p, n, check, init)
+	}
+	res := rv.sem.loop(p, n, lam, init, func(i, st ir.Expr) ir.Expr {
 		vars := make([]*ir.Var, len(vals))
 		cur := make([]ir.Expr, len(vals))
 		for k, v := range vals {
