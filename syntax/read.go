@@ -274,6 +274,11 @@ func (r *reader) str() SExpr {
 			r.advance()
 			continue
 		}
+		if c == 0 {
+			// C strings end at a NUL: the C and Go backends would print
+			// such a string differently.
+			r.errs.Add(r.pos(), "a NUL byte in a string (a String cannot hold one: C strings end at it)")
+		}
 		b.WriteByte(c)
 		r.advance()
 	}

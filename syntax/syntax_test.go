@@ -49,6 +49,7 @@ func TestReadErrors(t *testing.T) {
 		{"a )", "1:3: unexpected \")\""},
 		{"(a]", "1:3: \"]\" closes \"(\""},
 		{`"\q"`, `1:2: unknown escape \q`},
+		{"\"a\x00b\"", "1:3: a NUL byte in a string"},
 		{"#", `1:1: unexpected character '#'`},
 	} {
 		_, _, errs := Read("t.ks", []byte(tc.src))
