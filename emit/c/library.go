@@ -48,7 +48,7 @@ func CheckLibraryName(name string) error {
 
 // abiNames are the names of the library's interface other than its
 // functions (after PREFIX_).
-var abiNames = []string{"ctx", "ctx_new", "ctx_free", "ctx_error", "ctx_reset", "ctx_bytes", "ctx_set_max_stack",
+var abiNames = []string{"ctx", "ctx_new", "ctx_free", "ctx_error", "ctx_reset", "ctx_bytes", "ctx_set_max_stack", "ctx_set_max_bytes",
 	"OK", "ERR_RUNTIME", "ERR_MEMORY", "ERR_USAGE"}
 
 // exports is Exports, avoiding also the names in taken (the library's
@@ -136,6 +136,12 @@ KS_EXPORT size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx) { return ctx == NULL ? 0 : ks_c
 KS_EXPORT int %[1]s_ctx_set_max_stack(%[1]s_ctx *ctx, size_t bytes) {
   if (ctx == NULL || ctx->busy) return KS_ERR_USAGE;
   ctx->rt.max_stack = bytes;
+  return KS_OK;
+}
+
+KS_EXPORT int %[1]s_ctx_set_max_bytes(%[1]s_ctx *ctx, size_t bytes) {
+  if (ctx == NULL || ctx->busy) return KS_ERR_USAGE;
+  ctx->rt.max_bytes = bytes;
   return KS_OK;
 }
 
@@ -281,6 +287,14 @@ size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx);
  * (pthread_attr_setstacksize) and raise this to somewhat less than it.
  * %[1]s_ERR_USAGE for a NULL context or one in use. */
 int %[1]s_ctx_set_max_stack(%[1]s_ctx *ctx, size_t bytes);
+/* %[1]s_ctx_set_max_bytes limits the bytes of results and temporaries
+ * the context's calls allocate and have not released (until
+ * %[1]s_ctx_reset): a call that would need more fails with
+ * %[1]s_ERR_MEMORY. The memory the context holds (%[1]s_ctx_bytes) may
+ * be up to about twice that, in chunks. 0, the default, is no limit.
+ * (With --threads, each thread of a parallel loop has the limit.)
+ * %[1]s_ERR_USAGE for a NULL context or one in use. */
+int %[1]s_ctx_set_max_bytes(%[1]s_ctx *ctx, size_t bytes);
 
 /* Types. */
 %[3]s

@@ -54,7 +54,7 @@ func (f *fn) parLoop(n string, body func(i string)) {
 	f.line("  continue;")
 	f.line("}")
 	body(i)
-	f.line("ks_arena_release(ctx, (ks_mark){NULL, 0});")
+	f.line("ks_arena_release(ctx, (ks_mark){NULL, 0, 0});")
 	f.depth--
 	f.indent--
 	f.line("}")

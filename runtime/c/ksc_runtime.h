@@ -72,6 +72,8 @@ typedef struct ks_ctx {
   struct ks_ctx *sub; /* contexts of the threads of parallel loops */
   int nsub;
   bool escaped; /* a $setAt stored a new pointer (see the C backend's arena.go) */
+  size_t in_use;        /* the bytes allocated and not released */
+  size_t max_bytes;     /* the most in_use may reach; 0: no limit */
   uintptr_t stack_base; /* the stack where the running entry point began */
   size_t max_stack;     /* the bytes of stack below it recursion may use */
 } ks_ctx;
@@ -98,6 +100,10 @@ static KS_UNUSED size_t ks_chunk_header(void) {
 
 static KS_UNUSED void *ks_alloc(ks_ctx *ctx, size_t bytes) {
   bytes = (bytes + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN;
+  if (ctx->max_bytes != 0 && bytes > ctx->max_bytes - ctx->in_use)
+    ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "memory limit reached: %zu bytes more, %zu in use, limit %zu (ctx_set_max_bytes)",
+                 bytes, ctx->in_use, ctx->max_bytes);
+  ctx->in_use += bytes;
   ks_chunk *c = ctx->chunks;
   if ((c == NULL || c->size - c->used < bytes) && ctx->spare != NULL) {
     /* Reuse a released chunk that is large enough. */
@@ -177,10 +183,11 @@ static inline KS_UNUSED KS_ALWAYS_INLINE void *ks_alloc_array(ks_ctx *ctx, const
 typedef struct ks_mark {
   ks_chunk *chunk;
   size_t used;
+  size_t in_use; /* ctx->in_use then ({NULL, 0, 0} releases all) */
 } ks_mark;
 
 static inline KS_UNUSED ks_mark ks_arena_mark(ks_ctx *ctx) {
-  ks_mark m = {ctx->chunks, ctx->chunks != NULL ? ctx->chunks->used : 0};
+  ks_mark m = {ctx->chunks, ctx->chunks != NULL ? ctx->chunks->used : 0, ctx->in_use};
   return m;
 }
 
@@ -199,6 +206,7 @@ static KS_UNUSED void ks_arena_release_chunks(ks_ctx *ctx, ks_chunk *keep) {
 static inline KS_UNUSED void ks_arena_release(ks_ctx *ctx, ks_mark m) {
   if (ctx->chunks != m.chunk) ks_arena_release_chunks(ctx, m.chunk);
   if (m.chunk != NULL) m.chunk->used = m.used;
+  ctx->in_use = m.in_use;
 }
 
 static KS_UNUSED void ks_free_chunks(ks_chunk *c) {
@@ -272,6 +280,7 @@ static KS_UNUSED void ks_ctx_init(ks_ctx *ctx) {
  * system for memory again. */
 static KS_UNUSED void ks_ctx_reset(ks_ctx *ctx) {
   for (int t = 0; t < ctx->nsub; t++) ks_ctx_reset(&ctx->sub[t]);
+  ctx->in_use = 0;
   if (ctx->chunks == NULL && ctx->spare != NULL) {
     ctx->chunks = ctx->spare;
     ctx->spare = ctx->spare->next;
@@ -350,6 +359,7 @@ static inline KS_UNUSED ks_ctx *ks_par_ctx_at(ks_par *par, uintptr_t here) {
 #endif
   ks_ctx *sub = &par->parent->sub[t];
   sub->max_stack = par->parent->max_stack;
+  sub->max_bytes = par->parent->max_bytes;
   sub->stack_base = t == 0 ? par->parent->stack_base : here;
   return sub;
 }
@@ -366,7 +376,7 @@ static KS_UNUSED void ks_par_fail(ks_par *par, int64_t i, ks_ctx *sub) {
       memcpy(par->err, sub->err, sizeof par->err);
     }
   }
-  ks_arena_release(sub, (ks_mark){NULL, 0});
+  ks_arena_release(sub, (ks_mark){NULL, 0, 0});
 }
 
 /* ks_par_end raises the error of the first failing iteration, if any. */

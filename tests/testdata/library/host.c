@@ -2,6 +2,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
@@ -179,6 +180,21 @@ int main(void) {
     CHECK(!"pthread_create");
   }
   pthread_attr_destroy(&attr);
+
+  /* A memory limit: a call that would need more fails with ERR_MEMORY,
+   * and the context keeps working. */
+  model_ctx_reset(ctx);
+  CHECK(model_ctx_set_max_bytes(ctx, (size_t)4 << 20) == model_OK);
+  enum { BIG = 1000000 };
+  double *big = calloc(BIG, sizeof *big);
+  model_vec_f64 bv = {BIG, big};
+  CHECK(model_scale(ctx, 2.0, bv, &s) == model_ERR_MEMORY);
+  CHECK(strstr(model_ctx_error(ctx), "memory limit reached") != NULL);
+  CHECK(model_scale(ctx, 2.0, v, &s) == model_OK && s.f0.data[2] == 4.0);
+  CHECK(model_ctx_set_max_bytes(ctx, 0) == model_OK);
+  CHECK(model_scale(ctx, 2.0, bv, &s) == model_OK && s.f0.size == BIG);
+  CHECK(model_ctx_set_max_bytes(NULL, 1) == model_ERR_USAGE);
+  free(big);
 
   model_ctx_free(ctx);
   if (failures) {
