@@ -92,7 +92,23 @@ func runHost(t *testing.T, dir, name, arg string, flags ...string) string {
 	needCC(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tmp := t.TempDir()
+	exe := buildHost(ctx, t, t.TempDir(), dir, name, flags...)
+	var args []string
+	if arg != "" {
+		args = append(args, arg)
+	}
+	out, err := exec.CommandContext(ctx, exe, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("host failed: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// buildHost builds testdata/DIR/NAME.ks into tmp/libNAME.so and
+// testdata/DIR/host.c against it into tmp/host, both with the C flags
+// given, and returns the host's path.
+func buildHost(ctx context.Context, t testing.TB, tmp, dir, name string, flags ...string) string {
+	t.Helper()
 	prog, err := driver.Load([]string{filepath.Join("testdata", dir, name+".ks")}, driver.Derived)
 	if err != nil {
 		t.Fatal(err)
@@ -124,13 +140,5 @@ func runHost(t *testing.T, dir, name, arg string, flags ...string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling host.c: %v\n%s", err, out)
 	}
-	var args []string
-	if arg != "" {
-		args = append(args, arg)
-	}
-	out, err := exec.CommandContext(ctx, exe, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("host failed: %v\n%s", err, out)
-	}
-	return string(out)
+	return exe
 }

@@ -231,12 +231,14 @@ KS_EXPORT %s {
  * Every function takes a context first and a pointer to its result last,
  * and returns %[1]s_OK (0), or an error code with the message in
  * %[1]s_ctx_error(ctx) (a failed assert, an index out of range, an empty sum,
- * a size mismatch: the message names the .ks line; a NULL context or result
- * pointer, or a context in use: %[1]s_ERR_USAGE). Arguments are only
- * read, and checked first: a negative size, more elements than can be
- * addressed, a size with NULL data, a NULL string or BOG is an error
- * naming the argument. Results live in the context's memory until %[1]s_ctx_reset or
- * %[1]s_ctx_free. Two contexts may be used from two threads at once.
+ * a size mismatch: %[1]s_ERR_RUNTIME, the message naming the .ks line; out
+ * of memory, over the context's memory limit or a recursion deeper than its
+ * stack limit: %[1]s_ERR_MEMORY; a NULL context or result pointer, or a
+ * context in use: %[1]s_ERR_USAGE). Arguments are only read, and checked
+ * first: a negative size, more elements than can be addressed, a size with
+ * NULL data, a NULL string or BOG is an error naming the argument. Results
+ * live in the context's memory until %[1]s_ctx_reset or %[1]s_ctx_free.
+ * Contexts may be used from several threads at once, one per thread.
  *
  * Types: Float is double, Integer int64_t, Bool bool, String const char *.
  * A tuple is a struct with fields f0, f1, ...; a (Vec T) is
