@@ -485,7 +485,7 @@ func TestCLEvalErrors(t *testing.T) {
 		arg cl.Value
 		msg string
 	}{
-		{"down", int64(cl.MaxDepth + 1), "stack overflow"},
+		{"down", int64(cl.MaxDepth + 1), "runtime error: recursion too deep in down"},
 		{"bad", cl.Vec(1.0), "test.ks:3:32: runtime error: index 5 out of range for size 1"},
 		{"checked", -1.0, "test.ks:4:32: runtime error: assertion failed"},
 		{"calls_ext", 1.0, "no definition"},

@@ -203,7 +203,8 @@ func (m *Machine) callFunc(c *Func) code {
 			}
 		}
 		if m.depth >= MaxDepth {
-			return nil, fail(c.P, "stack overflow: calls nested more than %d deep", MaxDepth)
+			// As the compiled programs fail (ksrt.Ctx.Enter), at the definition.
+			return nil, fail(c.Fn.P, "recursion too deep in %s: more than %d nested calls", c.Fn.Name, MaxDepth)
 		}
 		m.depth++
 		defer func() { m.depth-- }()
