@@ -354,8 +354,11 @@ func Mangle(t *Type) string {
 	return b.String()
 }
 
-// MaxName is the longest name a Namer gives.
-const MaxName = 64
+// MaxName is the longest name a Namer gives: long enough that the types
+// of real programs keep their readable manglings (a library's header
+// names them, and hosts spell them), short enough to bound the code of
+// deeply nested types.
+const MaxName = 512
 
 // A Namer names types in generated code: Name(t) is Mangle(t) if that is
 // at most MaxName long, else its first 40 characters, _h and a 64-bit

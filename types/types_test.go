@@ -1,6 +1,9 @@
 package types
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 var (
 	vf  = VecOf(FloatType)
@@ -110,15 +113,15 @@ func TestNamer(t *testing.T) {
 	if got := n.Name(short); got != Mangle(short) {
 		t.Errorf("Name(%s) = %q, want Mangle's %q", short, got, Mangle(short))
 	}
-	a, a2, b := nest(100, FloatType), nest(100, FloatType), nest(100, IntegerType)
+	a, a2, b := nest(200, FloatType), nest(200, FloatType), nest(200, IntegerType)
 	na, na2, nb := n.Name(a), n.Name(a2), n.Name(b)
-	if len(na) > MaxName || len(nb) > MaxName {
+	if len(na) > MaxName || len(nb) > MaxName || !strings.Contains(na, "_h") {
 		t.Errorf("names %q, %q longer than %d", na, nb, MaxName)
 	}
 	if na != na2 {
 		t.Errorf("equal types named %q and %q", na, na2)
 	}
-	if na == nb || na == n.Name(nest(101, FloatType)) {
+	if na == nb || na == n.Name(nest(201, FloatType)) {
 		t.Errorf("different types share the name %q", na)
 	}
 	if got := NewNamer().Name(a); got != na {
