@@ -215,8 +215,35 @@ func rematerialise(fwd, rev []ir.Expr, tail ir.Expr, extra []*ir.Var) ([]ir.Expr
 		}
 		need := needed(exprs, candidates, extra)
 		changed := false
+		// A field of a forward tuple is recomputed only if the tuple is
+		// recorded anyway, or all its fields are needed: else the record
+		// holds the fields needed, not the whole tuple (the level below's
+		// BOG, not also its value).
+		needSet := map[string]bool{}
 		for _, v := range need {
-			if k, ok := binder[v.Name]; ok && !chosen[k] && cheap(fwd[k].(*ir.Let)) {
+			needSet[v.Name] = true
+		}
+		fields := map[string]map[int]bool{} // tuple -> the fields needed
+		for _, v := range need {
+			if k, ok := binder[v.Name]; ok {
+				if src, i, ok := field(fwd[k].(*ir.Let)); ok {
+					if fields[src.Name] == nil {
+						fields[src.Name] = map[int]bool{}
+					}
+					fields[src.Name][i] = true
+				}
+			}
+		}
+		for _, v := range need {
+			k, ok := binder[v.Name]
+			if !ok || chosen[k] {
+				continue
+			}
+			l := fwd[k].(*ir.Let)
+			if src, _, ok := field(l); ok && !needSet[src.Name] && len(fields[src.Name]) < len(src.Type().Elems) {
+				continue
+			}
+			if cheap(l) {
 				chosen[k], changed = true, true
 			}
 		}
@@ -331,6 +358,17 @@ func aliases(e ir.Expr) []string {
 		}
 	}
 	return nil
+}
+
+// field returns the tuple variable and field index of a let binding one
+// field of a variable, x = (get$i$n t).
+func field(l *ir.Let) (*ir.Var, int, bool) {
+	if g, ok := l.Rhs.(*ir.Get); ok && !l.Pattern {
+		if t, ok := g.X.(*ir.Var); ok && t.Type().Kind == types.Tuple {
+			return t, g.I, true
+		}
+	}
+	return nil, 0, false
 }
 
 // cheap reports whether a forward let is better computed again than

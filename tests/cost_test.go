@@ -232,25 +232,36 @@ func TestReverseLoopRecords(t *testing.T) {
 }
 
 // TestRecordHoldsNoProjection: split reverse mode records, per level of a
-// recursion whose caller reads the value below, the forward pass's result
-// of the level below (its value and BOG) once, not the value again beside
-// it: the BOG of prodnt's recursive arm has one field. Counted in the
-// record's type, not timed (the record's size is much of the reverse
-// pass's cost for a cheap recursion: docs/performance.md).
+// recursion, what the reverse pass reads of the level below and no more.
+// prodnt's caller reads the value below, so its recursive arm records the
+// forward pass's result of the level below (value and BOG) once, not the
+// value again beside it; prodrec's is a tail call, whose reverse reads
+// only the BOG below, so its arm records the BOG alone, not the pair.
+// Counted in the record's type, not timed (the record's size is much of
+// the reverse pass's cost for a cheap recursion: docs/performance.md).
 func TestRecordHoldsNoProjection(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "prodnt.ks")
-	src := `(def prodnt Float ((v : Vec Float) (i : Integer))
+	for _, tc := range []struct {
+		name, src string
+		want      string // the type of the recursive arm's record
+	}{
+		{"prodnt", `(def prodnt Float ((v : Vec Float) (i : Integer))
   (if (eq i (size v)) 1.0 (mul (index i v) (prodnt v (add i 1)))))
 (gdef sufrev [prodnt (Tuple (Vec Float) Integer)])
-`
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fw := optimisedFunc(t, file, "[suffwdpass prodnt]")
-	bog := fw.Result.Elems[1].Def // (Tuple x (Variant (Tuple) (Tuple ...)))
-	arm := bog.Elems[1].Elems[1]
-	if len(arm.Elems) != 1 {
-		t.Errorf("the recursive arm records %d values, want 1 (the level below's result): %s", len(arm.Elems), bog)
+`, "(Tuple (Tuple Float bog$prodnt$tup2_vec_f64_i64))"},
+		{"prodrec", `(def prodrec Float ((v : Vec Float) (i : Integer) (acc : Float))
+  (if (eq i (size v)) acc (prodrec v (add i 1) (mul acc (index i v)))))
+(gdef sufrev [prodrec (Tuple (Vec Float) Integer Float)])
+`, "(Tuple bog$prodrec$tup3_vec_f64_i64_f64)"},
+	} {
+		file := filepath.Join(t.TempDir(), tc.name+".ks")
+		if err := os.WriteFile(file, []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fw := optimisedFunc(t, file, "[suffwdpass "+tc.name+"]")
+		bog := fw.Result.Elems[1].Def // (Tuple x (Variant (Tuple) arm))
+		if arm := bog.Elems[1].Elems[1]; arm.String() != tc.want {
+			t.Errorf("%s: the recursive arm records %s, want %s (the BOG is %s)", tc.name, arm, tc.want, bog)
+		}
 	}
 }
 
