@@ -98,12 +98,9 @@ static KS_UNUSED size_t ks_chunk_header(void) {
   return (sizeof(ks_chunk) + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN;
 }
 
-static KS_UNUSED void *ks_alloc(ks_ctx *ctx, size_t bytes) {
-  bytes = (bytes + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN;
-  if (ctx->max_bytes != 0 && bytes > ctx->max_bytes - ctx->in_use)
-    ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "memory limit reached: %zu bytes more, %zu in use, limit %zu (ctx_set_max_bytes)",
-                 bytes, ctx->in_use, ctx->max_bytes);
-  ctx->in_use += bytes;
+/* ks_alloc_slow is ks_alloc when the current chunk is full: another
+ * chunk, released or new. */
+static KS_UNUSED void *ks_alloc_slow(ks_ctx *ctx, size_t bytes) {
   ks_chunk *c = ctx->chunks;
   if ((c == NULL || c->size - c->used < bytes) && ctx->spare != NULL) {
     /* Reuse a released chunk that is large enough. */
@@ -131,6 +128,22 @@ static KS_UNUSED void *ks_alloc(ks_ctx *ctx, size_t bytes) {
     c->used = 0;
     ctx->chunks = c;
   }
+  void *p = (char *)c + ks_chunk_header() + c->used;
+  c->used += bytes;
+  return p;
+}
+
+/* ks_alloc returns bytes of the arena, aligned to KS_ALIGN. The common
+ * case, room in the current chunk, is inline: derived code allocates a
+ * small record or vector per call of a callee's forward pass, in loops. */
+static inline KS_UNUSED void *ks_alloc(ks_ctx *ctx, size_t bytes) {
+  bytes = (bytes + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN;
+  if (ctx->max_bytes != 0 && bytes > ctx->max_bytes - ctx->in_use)
+    ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "memory limit reached: %zu bytes more, %zu in use, limit %zu (ctx_set_max_bytes)",
+                 bytes, ctx->in_use, ctx->max_bytes);
+  ctx->in_use += bytes;
+  ks_chunk *c = ctx->chunks;
+  if (c == NULL || c->size - c->used < bytes) return ks_alloc_slow(ctx, bytes);
   void *p = (char *)c + ks_chunk_header() + c->used;
   c->used += bytes;
   return p;
