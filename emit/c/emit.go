@@ -361,6 +361,11 @@ func (e *emitter) mainFunc(prog *ir.Program) string {
 		panic(&syntax.Error{Msg: "the program has no (def main Integer () ...)"})
 	}
 	return fmt.Sprintf(`
+/* ks_run runs the ks main, not inlined, so that no code runs in the frame
+ * that calls setjmp (whose variables gcc would warn longjmp might
+ * clobber: -Wclobbered). */
+static KS_NOINLINE void ks_run(ks_ctx *ctx) { (void)%[1]s(ctx); }
+
 int main(void) {
   ks_ctx *ctx = malloc(sizeof *ctx);
   if (ctx == NULL) return 2;
@@ -374,7 +379,7 @@ int main(void) {
     free(ctx);
     return 1;
   }
-  (void)%s(ctx);
+  ks_run(ctx);
   bool lost = fflush(stdout) != 0 || ferror(stdout);
   int err = errno;
   ks_ctx_destroy(ctx);

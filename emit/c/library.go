@@ -194,7 +194,10 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 		}
 		fmt.Fprintf(&decls, "\n/* %s : %s -> %s%s */\n%s;\n", commentSafe(f.FullName()), f.Arg, f.Result, note, sig)
 		// The arguments are checked first: the code assumes sizes in
-		// range (ks_assume_size) and non-NULL data.
+		// range (ks_assume_size) and non-NULL data. Checks and call are
+		// in a function of their own, not inlined, so that no code
+		// runs in the frame that calls setjmp (whose variables gcc would
+		// warn longjmp might clobber: -Wclobbered).
 		var checks strings.Builder
 		argTypes := []*types.Type{f.Arg}
 		if f.Arg.Kind == types.Tuple {
@@ -202,10 +205,16 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 		}
 		for i, t := range argTypes {
 			if needsCheck(t) {
-				fmt.Fprintf(&checks, "  %s(&ctx->rt, %s, %q, %s);\n", e.helper("checkarg", t), cString(f.P.String()), names[i], names[i])
+				fmt.Fprintf(&checks, "  %s(ctx, %s, %q, %s);\n", e.helper("checkarg", t), cString(f.P.String()), names[i], names[i])
 			}
 		}
+		inner := "ks_run_" + x.Name
+		innerParams := append([]string{"ks_ctx *ctx"}, params[1:]...)
 		fmt.Fprintf(&c, `
+static KS_NOINLINE void %s(%s) {
+%s  *out = %s(%s);
+}
+
 KS_EXPORT %s {
   int rc = ks_enter(ctx, out);
   if (rc != KS_OK) return rc;
@@ -215,12 +224,13 @@ KS_EXPORT %s {
     ctx->busy = false;
     return ctx->rt.code;
   }
-%s  *out = %s(%s);
+  %s(%s);
   ctx->rt.err[0] = 0; /* a call refused while this one ran may have left its message */
   ctx->busy = false;
   return KS_OK;
 }
-`, sig, checks.String(), e.funcName(f), strings.Join(append([]string{"&ctx->rt"}, args...), ", "))
+`, inner, strings.Join(innerParams, ", "), checks.String(), e.funcName(f), strings.Join(append([]string{"ctx"}, args...), ", "),
+			sig, inner, strings.Join(append(append([]string{"&ctx->rt"}, args...), "out"), ", "))
 	}
 
 	guard := strings.ToUpper(p) + "_H"

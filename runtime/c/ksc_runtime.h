@@ -34,11 +34,13 @@
 #define KS_UNUSED __attribute__((unused))
 #define KS_NORETURN __attribute__((noreturn))
 #define KS_ALWAYS_INLINE __attribute__((always_inline))
+#define KS_NOINLINE __attribute__((noinline))
 #define KS_EXPORT __attribute__((visibility("default")))
 #else
 #define KS_UNUSED
 #define KS_NORETURN
 #define KS_ALWAYS_INLINE
+#define KS_NOINLINE
 #define KS_EXPORT
 #endif
 
