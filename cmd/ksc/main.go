@@ -222,7 +222,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					"error code (the message is in NAME_ctx_error). Honours $CC and $CFLAGS\n" +
 					"(default -O3; CFLAGS=\"-O3 -march=native\" for this machine's vector units).\n" +
 					"--threads shares the iterations of outer builds and sums among OpenMP threads\n" +
-					"(OMP_NUM_THREADS sets how many); results are the same as without it.",
+					"(OMP_NUM_THREADS sets how many); results are the same as without it.\n" +
+					"NAME is a C identifier, not ks, KS, ksu, ksh nor one of those followed by _\n" +
+					"(the generated C's own names). Recursion may use 4 MiB of stack (or half\n" +
+					"of ulimit -s) before failing with NAME_ERR_MEMORY; a host calling from a\n" +
+					"thread with a larger stack raises it with NAME_ctx_set_max_stack.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "o", Required: true, Usage: "output library `DIR/libNAME.so`"},
 					&cli.StringFlag{Name: "emit-c", Usage: "also write the generated C to `FILE`"},
