@@ -373,7 +373,9 @@ static inline KS_UNUSED ks_ctx *ks_par_ctx_at(ks_par *par, uintptr_t here) {
   t = omp_get_thread_num();
 #endif
   ks_ctx *sub = &par->parent->sub[t];
-  sub->max_stack = par->parent->max_stack;
+  /* A worker thread's stack is OpenMP's (OMP_STACKSIZE, else the
+   * thread default): at most KS_MAX_STACK of it, whatever the caller's. */
+  sub->max_stack = t == 0 || par->parent->max_stack < KS_MAX_STACK ? par->parent->max_stack : KS_MAX_STACK;
   sub->max_bytes = par->parent->max_bytes;
   sub->stack_base = t == 0 ? par->parent->stack_base : here;
   return sub;
