@@ -36,3 +36,35 @@ func TestFormatDeepNestIsLinear(t *testing.T) {
 		t.Errorf("4 times the lets print %.1f times the text (%d, %d bytes), want about 4", r, size[1000], size[4000])
 	}
 }
+
+// TestFormatDeepNestWithComments: past MaxIndent, comments still go where
+// they were, and formatting stays idempotent and keeps the tree.
+func TestFormatDeepNestWithComments(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("(def f Float (x : Float)\n")
+	for i := 0; i < 50; i++ {
+		b.WriteString("; level\n(let (x (mul x (sin (add x 1.0)))) ; trailing\n")
+	}
+	b.WriteString("x" + strings.Repeat(")", 50) + ")\n")
+	f, err := ParseFile("deep.ks", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := FormatFile(f)
+	g, err := ParseFile("deep.ks", once)
+	if err != nil {
+		t.Fatalf("the formatted text does not parse: %v\n%s", err, once)
+	}
+	if twice := FormatFile(g); string(twice) != string(once) {
+		t.Errorf("formatting is not idempotent:\n%s\n---\n%s", once, twice)
+	}
+	if a, b := FormatDecl(f.Decls[0]), FormatDecl(g.Decls[0]); a != b {
+		t.Errorf("formatting changed the tree")
+	}
+	if n := strings.Count(string(once), "; level"); n != 50 {
+		t.Errorf("%d of 50 comments kept", n)
+	}
+	if n := strings.Count(string(once), "; trailing"); n != 50 {
+		t.Errorf("%d of 50 trailing comments kept", n)
+	}
+}
