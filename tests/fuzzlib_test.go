@@ -68,6 +68,17 @@ func startFuzzHost(t *testing.T) *fuzzHost {
 			fuzzHostErr = err
 			return
 		}
+		// Once the host answers, it has loaded the library, and its
+		// directory can go (the process keeps its files open).
+		_, err = fmt.Fprintf(h.in, "6 0 0 0\n")
+		if err == nil {
+			_, err = h.out.ReadString('\n')
+		}
+		os.RemoveAll(tmp)
+		if err != nil {
+			fuzzHostErr = fmt.Errorf("the fuzz host does not answer: %v; stderr:\n%s", err, h.stderr.String())
+			return
+		}
 		theFuzzHost = h
 	})
 	if fuzzHostErr != nil {
