@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ksc-lang/ksc/ir"
+	ksrt "github.com/ksc-lang/ksc/runtime/go"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/typecheck"
 )
@@ -204,7 +205,7 @@ func (m *Machine) callFunc(c *Func) code {
 		}
 		if m.depth >= MaxDepth {
 			// As the compiled programs fail (ksrt.Ctx.Enter), at the definition.
-			return nil, fail(c.Fn.P, "recursion too deep in %s: more than %d nested calls", c.Fn.Name, MaxDepth)
+			return nil, fail(c.Fn.P, "%s", ksrt.TooDeep(c.Fn.Name.String(), MaxDepth))
 		}
 		m.depth++
 		defer func() { m.depth-- }()

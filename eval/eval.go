@@ -175,7 +175,7 @@ func (m *machine) call(f *ir.Func, arg Value, pos ir.Pos) Value {
 	}
 	if m.depth >= MaxDepth {
 		// As the compiled programs fail (ksrt.Ctx.Enter), at the definition.
-		ksrt.Fail(f.P.String(), "recursion too deep in %s: more than %d nested calls", f.Name, MaxDepth)
+		ksrt.Fail(f.P.String(), "%s", ksrt.TooDeep(f.Name.String(), MaxDepth))
 	}
 	m.depth++
 	v := m.eval(f.Body, bind(nil, f.Params, arg))

@@ -58,8 +58,15 @@ func (c *Ctx) Enter(pos, fn string) {
 	c.depth++
 	if c.depth > MaxDepth {
 		c.depth = 0
-		Fail(pos, "recursion too deep in %s: more than %d nested calls", fn, MaxDepth)
+		Fail(pos, "%s", TooDeep(fn, MaxDepth))
 	}
+}
+
+// TooDeep is the message of a recursion of fn past max nested calls, the
+// same from the Go backend, the evaluator and the CL evaluator (C counts
+// bytes of stack instead).
+func TooDeep(fn string, max int) string {
+	return fmt.Sprintf("recursion too deep in %s: more than %d nested calls", fn, max)
 }
 
 // Leave undoes Enter.
