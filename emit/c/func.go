@@ -25,6 +25,9 @@ type fn struct {
 	// Facts for leaving out index checks (bounds.go).
 	same, below map[string]string
 	fields      map[string][]string
+	// The index checks the guard of the loop being emitted proves
+	// (version.go).
+	proven map[*ir.Call]bool
 }
 
 func newFn(e *emitter, f *ir.Func) *fn {
@@ -298,7 +301,7 @@ func (f *fn) ifExpr(e *ir.If, sc *env) string {
 // sub returns a generator for a nested block.
 func (f *fn) sub() *fn {
 	return &fn{e: f.e, f: f.f, indent: f.indent + 1, depth: f.depth,
-		same: clone(f.same), below: clone(f.below), fields: clone(f.fields)}
+		same: clone(f.same), below: clone(f.below), fields: clone(f.fields), proven: f.proven}
 }
 
 // clone copies a map: facts found in a branch hold only there.

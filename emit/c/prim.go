@@ -61,7 +61,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		t := at(1)
 		idx := f.atom(parts[0], at(0))
 		v := f.atom(parts[1], t)
-		return v + ".data[" + f.flatIndex(t.Rank, idx, v, ps) + "]"
+		return v + ".data[" + f.flatIndex(e, t.Rank, idx, v, ps) + "]"
 	case "build":
 		lam := e.Args[1].(*ir.Lam)
 		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
@@ -74,10 +74,12 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 			return r
 		}
 		release := f.releaseAfter(e.T.Elem, lam.Body)
-		f.loop(len(sizes), sizes, func(idx, flat string) {
-			x := f.apply(lam, idx, sc)
-			f.line("%s.data[%s] = %s;", r, flat, x)
-			f.release(release)
+		f.versioned(f.rank1Guard(lam, sizes, sc), func() {
+			f.loop(len(sizes), sizes, func(idx, flat string) {
+				x := f.apply(lam, idx, sc)
+				f.line("%s.data[%s] = %s;", r, flat, x)
+				f.release(release)
+			})
 		})
 		return r
 	case "sumbuild":
@@ -91,16 +93,16 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 				x := f.apply(lam, i, sc)
 				f.line("%s.data[%s] = %s;", terms, i, x)
 			})
-			return f.reduce(e.T, sizes, ps, "", func(_, flat string) string { return terms + ".data[" + flat + "]" })
+			return f.reduce(nil, e.T, sizes, ps, "", func(_, flat string) string { return terms + ".data[" + flat + "]" })
 		}
 		release := f.releaseAfter(e.T, lam.Body)
-		return f.reduce(e.T, sizes, ps, release, func(idx, flat string) string { return f.apply(lam, idx, sc) })
+		return f.reduce(f.rank1Guard(lam, sizes, sc), e.T, sizes, ps, release, func(idx, flat string) string { return f.apply(lam, idx, sc) })
 	case "sum":
 		t := at(0)
 		v := f.atom(parts[0], t)
 		n := f.temp(count(v, t.Rank), types.IntegerType)
 		f.line("if (%s <= 0) ks_fail(ctx, %s, \"sum of an empty tensor\");", n, ps)
-		return f.reduce(e.T, []string{n}, ps, "", func(idx, flat string) string { return v + ".data[" + flat + "]" })
+		return f.reduce(nil, e.T, []string{n}, ps, "", func(idx, flat string) string { return v + ".data[" + flat + "]" })
 	case "fold":
 		lam := e.Args[0].(*ir.Lam)
 		acc := f.fresh("acc")
@@ -260,7 +262,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		r := f.temp(parts[0], e.T)
 		idx := f.atom(parts[1], at(1))
 		x := f.atom(parts[2], at(2))
-		slot := r + ".data[" + f.flatIndex(t.Rank, idx, r, ps) + "]"
+		slot := r + ".data[" + f.flatIndex(e, t.Rank, idx, r, ps) + "]"
 		f.addTo(slot, x, t.Elem, ps)
 		return r
 	case "$setAt":
@@ -268,7 +270,7 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		r := f.temp(parts[0], e.T)
 		idx := f.atom(parts[1], at(1))
 		x := f.atom(parts[2], at(2))
-		slot := r + ".data[" + f.flatIndex(t.Rank, idx, r, ps) + "]"
+		slot := r + ".data[" + f.flatIndex(e, t.Rank, idx, r, ps) + "]"
 		if chk := escapeCheck(slot, x, t.Elem); chk != "" {
 			f.line("%s", chk)
 		}
@@ -281,22 +283,24 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
 		release := f.releaseAfter(e.T, lam.Body)
 		sr := f.beginStateRelease(e.T, lam.Body)
-		i := f.fresh("i")
-		f.loopIndex(i, n)
-		if p.Name == "$ifold" {
-			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
-		} else {
-			f.line("for (int64_t %s = %s - 1; %s >= 0; %s--) {", i, n, i, i)
-		}
-		f.indent++
-		f.depth++
-		f.iterStart(sr)
-		x := f.applyTuple(lam, []string{acc, i}, sc)
-		f.iterEnd(sr, acc, x, e.T)
-		f.release(release)
-		f.depth--
-		f.indent--
-		f.line("}")
+		f.versioned(f.guardFor(lam, n, acc, sc), func() {
+			i := f.fresh("i")
+			f.loopIndex(i, n)
+			if p.Name == "$ifold" {
+				f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
+			} else {
+				f.line("for (int64_t %s = %s - 1; %s >= 0; %s--) {", i, n, i, i)
+			}
+			f.indent++
+			f.depth++
+			f.iterStart(sr)
+			x := f.applyTuple(lam, []string{acc, i}, sc)
+			f.iterEnd(sr, acc, x, e.T)
+			f.release(release)
+			f.depth--
+			f.indent--
+			f.line("}")
+		})
 		return acc
 	case "$foldtape", "$foldrec":
 		// n + 1 accumulators: before each step, and the fold's value;
@@ -523,19 +527,22 @@ func (f *fn) loop(rank int, sizes []string, body func(idx, flat string)) {
 // reduce sums the values elem(idx, flat) over an index space known to be
 // non-empty, in order, and returns the sum. release (from releaseAfter)
 // ends each iteration of a sum of scalars.
-func (f *fn) reduce(t *types.Type, sizes []string, ps, release string, elem func(idx, flat string) string) string {
+func (f *fn) reduce(g *guard, t *types.Type, sizes []string, ps, release string, elem func(idx, flat string) string) string {
 	acc := f.fresh("acc")
+	loop := func(body func(idx, flat string)) {
+		f.versioned(g, func() { f.loop(len(sizes), sizes, body) })
+	}
 	switch t.Kind {
 	case types.Float:
 		// -0.0 is the identity of addition: the sum of one -0.0 stays -0.0.
 		f.line("double %s = -0.0;", acc)
-		f.loop(len(sizes), sizes, func(idx, flat string) {
+		loop(func(idx, flat string) {
 			f.line("%s += %s;", acc, elem(idx, flat))
 			f.release(release)
 		})
 	case types.Integer:
 		f.line("int64_t %s = 0;", acc)
-		f.loop(len(sizes), sizes, func(idx, flat string) {
+		loop(func(idx, flat string) {
 			f.line("%s = ks_iadd(%s, %s);", acc, acc, elem(idx, flat))
 			f.release(release)
 		})
@@ -543,7 +550,7 @@ func (f *fn) reduce(t *types.Type, sizes []string, ps, release string, elem func
 		first := f.fresh("first")
 		f.line("%s %s;", f.e.ctype(t), acc)
 		f.line("bool %s = true;", first)
-		f.loop(len(sizes), sizes, func(idx, flat string) {
+		loop(func(idx, flat string) {
 			x := f.atom(elem(idx, flat), t)
 			f.line("if (%s) {", first)
 			f.line("  %s = %s(ctx, %s);", acc, f.e.helper("copy", t), x)
@@ -570,11 +577,12 @@ func (f *fn) addTo(slot, x string, t *types.Type, ps string) {
 }
 
 // flatIndex checks index idx (of the tensor's index type) against tensor v
-// and returns the flat position.
-func (f *fn) flatIndex(rank int, idx, v, ps string) string {
+// for call e, unless the check is known to pass, and returns the flat
+// position.
+func (f *fn) flatIndex(e *ir.Call, rank int, idx, v, ps string) string {
 	sizes := sizesOf(v, rank)
 	t := types.IndexType(rank)
-	if !f.inBounds(idx, t, sizes) {
+	if !f.proven[e] && !f.inBounds(idx, t, sizes) {
 		f.line("%s;", f.checkIndex(idx, t, v, sizes, ps))
 	}
 	return flatOf(idx, sizes, t)

@@ -1,0 +1,61 @@
+package cemit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/typecheck"
+)
+
+// TestLoopVersioning checks which loops get a test before them that
+// proves their index checks (version.go), and that the loop is then
+// emitted twice: without those checks, and as it was.
+func TestLoopVersioning(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		guarded    bool
+		checks     int // index checks in all the function's code
+	}{
+		{"index plus a value fixed for the loop",
+			"(sumbuild n (lam (i : Integer) (index (add i k) v)))", true, 1},
+		{"the other order",
+			"(sumbuild n (lam (i : Integer) (index (add k i) v)))", true, 1},
+		{"an index fixed for the loop",
+			"(sumbuild n (lam (i : Integer) (mul (to_float i) (index k v))))", true, 1},
+		{"a row fixed for the loop, a column that runs",
+			"(sumbuild n (lam (i : Integer) (index (tuple k i) m)))", true, 1},
+		{"through lets and an if",
+			"(sumbuild n (lam (i : Integer) (let (j (add i k)) (if (gt x 0.0) (index j v) (index k v)))))", true, 2},
+		{"both indices of one vector, one test each",
+			"(sum (build n (lam (i : Integer) (add (index i v) (index k v)))))", true, 2},
+		{"a multiple of the index is not proven",
+			"(sumbuild n (lam (i : Integer) (index (mul i 2) v)))", false, 1},
+		{"an index that depends on an element is not proven",
+			"(sumbuild n (lam (i : Integer) (index (if (gt (index i v) 0.0) 0 1) v)))", true, 3},
+		{"the loop over a vector's own indices needs no test",
+			"(sumbuild (size v) (lam (i : Integer) (index i v)))", false, 0},
+		{"an outer loop is not versioned, its inner loop is",
+			"(sumbuild n (lam (i : Integer) (sumbuild n (lam (j : Integer) (index (tuple i j) m)))))", true, 1},
+	} {
+		src := "(def f Float ((x : Float) (v : Vec Float) (m : Tensor 2 Float) (n : Integer) (k : Integer)) " + c.body + ")"
+		file, err := syntax.ParseFile("t.ks", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := typecheck.Check([]*syntax.File{file})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out, err := Emit(prog, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		code := out.C[strings.Index(out.C, "ksu_f(ks_ctx *ctx"):]
+		guarded := strings.Contains(code, "<= 0 || (")
+		checks := strings.Count(code, "ks_check_index")
+		if guarded != c.guarded || checks != c.checks {
+			t.Errorf("%s: guarded %v with %d checks, want %v with %d\n%s", c.name, guarded, checks, c.guarded, c.checks, code)
+		}
+	}
+}
