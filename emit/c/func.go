@@ -27,7 +27,8 @@ type fn struct {
 	fields      map[string][]string
 	// The index checks the guard of the loop being emitted proves
 	// (version.go).
-	proven map[*ir.Call]bool
+	proven   map[*ir.Call]bool
+	versions int // the versioned loops around the code being emitted
 }
 
 func newFn(e *emitter, f *ir.Func) *fn {
@@ -301,7 +302,7 @@ func (f *fn) ifExpr(e *ir.If, sc *env) string {
 // sub returns a generator for a nested block.
 func (f *fn) sub() *fn {
 	return &fn{e: f.e, f: f.f, indent: f.indent + 1, depth: f.depth,
-		same: clone(f.same), below: clone(f.below), fields: clone(f.fields), proven: f.proven}
+		same: clone(f.same), below: clone(f.below), fields: clone(f.fields), proven: f.proven, versions: f.versions}
 }
 
 // clone copies a map: facts found in a branch hold only there.

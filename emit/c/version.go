@@ -13,26 +13,61 @@ import (
 //
 // An index check in a loop is a branch to an exit, and a loop with an exit
 // is one gcc does not vectorise ("control flow in loop"). bounds.go leaves
-// out the checks that cannot fail; for the others of an innermost loop (a
-// loop whose body runs no loop) whose index is the loop index plus a value
-// fixed for the whole loop, or such a value alone, and whose tensor's
-// sizes are fixed for the whole loop, one test before the loop decides
-// them all:
+// out the checks that cannot fail; for the others, one test before a loop
+// decides every check in it, nested loops included, whose index is known
+// to lie in a range fixed for the whole loop, into a tensor whose sizes
+// are fixed for the whole loop:
 //
-//	if (n <= 0 || (k < s && n <= s - k) && ...) {
+//	if (n <= 0 || (k >= 0 && n < s + 1 && k < s + 1 - n) && ...) {
 //	  for (i = 0; i < n; i++) ... v.data[i + k] ...   /* no checks */
 //	} else {
 //	  for (i = 0; i < n; i++) ... check i + k < s; v.data[i + k] ...
 //	}
 //
 // The second copy is the loop as it was, so a program whose index is out
-// of range fails exactly where and how it did: the test before the loop
-// only chooses which copy runs, and never fails itself.
+// of range fails exactly where and how it did: the test only chooses which
+// copy runs, and never fails itself.
 //
-// A tensor's sizes are fixed for the loop when it is defined outside the
-// loop, or it is a part of a fold's state that every iteration replaces by
-// the result of $addAt or $setAt on it (the accumulators of reverse
-// loops): the sizes of that part are the initial state's.
+// A range is a pair of bounds, each a sum of at most two C atoms fixed for
+// the loop and a constant: an Integer defined outside the loop is its own
+// range, a loop index runs from 0 to its count's upper bound minus 1, and
+// a constant added shifts a range (so the column c <= r of a triangular
+// nest is below the outer loop's count). A tensor's sizes are fixed when
+// it is defined outside the loop, or it is a part of a fold's state that
+// every iteration replaces by the result of $addAt or $setAt on it (the
+// accumulators of reverse loops): that part has the sizes of the initial
+// state's.
+
+// maxVersionDepth bounds the nesting of versioned loops: a loop inside
+// the first copy of a versioned loop is versioned again when its own test
+// proves checks the outer one could not (an accumulator made in the outer
+// loop's body, say), up to this depth, so the code of a loop nest grows at
+// most by a factor of 2 to this power.
+const maxVersionDepth = 2
+
+// maxNestSize bounds, in IR nodes, the body of a loop nest that is
+// versioned as a whole: the inner loops of a larger one, or of one that
+// calls functions, are versioned on their own. Copying a large body buys
+// little (its checks are a small part of its work) and costs much: gcc
+// stops inlining the functions it calls.
+const maxNestSize = 120
+
+// smallNest reports whether a loop with this body may be versioned: it
+// runs no loop, or it is at most maxNestSize nodes and calls no function.
+func smallNest(body ir.Expr) bool {
+	n, loops, calls := 0, false, false
+	ir.Inspect(body, func(e ir.Expr) bool {
+		n++
+		switch e := e.(type) {
+		case *ir.Lam:
+			loops = true
+		case *ir.Call:
+			calls = calls || e.Fn != nil
+		}
+		return true
+	})
+	return !loops || n <= maxNestSize && !calls
+}
 
 // A guard is the test before a loop and the index checks it proves.
 type guard struct {
@@ -40,22 +75,77 @@ type guard struct {
 	proven map[*ir.Call]bool
 }
 
+// A bound is the sum of atoms (C atoms fixed for the loop; at most two)
+// and off.
+type bound struct {
+	atoms []string
+	off   int64
+}
+
+// plus returns b + c, or false if that would take more than two atoms.
+func (b bound) plus(c bound) (bound, bool) {
+	if len(b.atoms)+len(c.atoms) > 2 {
+		return bound{}, false
+	}
+	sum := bound{off: b.off + c.off, atoms: append(append([]string(nil), b.atoms...), c.atoms...)}
+	if (c.off > 0 && sum.off < b.off) || (c.off < 0 && sum.off > b.off) || sum.off > 1<<40 || sum.off < -1<<40 {
+		return bound{}, false // keep constants small: sizes plus them cannot overflow
+	}
+	return sum, true
+}
+
+func (b bound) equal(c bound) bool {
+	return b.off == c.off && strings.Join(b.atoms, ",") == strings.Join(c.atoms, ",")
+}
+
 // A sym is what the analysis knows of a value of the loop body.
 type sym struct {
-	kind  symKind
-	base  string // affine: a C atom fixed for the loop, "" for 0; sized: a C path with the value's sizes
-	index bool   // affine: plus the loop index
-	elems []sym  // tuple
+	kind   symKind
+	lo, hi bound  // ranged: lo <= the value <= hi
+	base   string // sized: a C path with the value's sizes
+	elems  []sym  // tuple
 }
 
 type symKind uint8
 
 const (
 	unknown symKind = iota
-	affine          // an Integer: base, plus the loop index if index is set
+	ranged          // an Integer in [lo, hi]
 	sized           // a tensor with the sizes of base
 	tuple           // a tuple of elems
 )
+
+// point is the range of an Integer atom or constant.
+func point(b bound) sym { return sym{kind: ranged, lo: b, hi: b} }
+
+// loopIndex returns the range of the index of a loop whose count is n: 0
+// to n's upper bound minus 1 (the checks in the loop run only if it runs).
+func loopIndexSym(n sym) sym {
+	if n.kind != ranged {
+		return sym{}
+	}
+	hi, ok := n.hi.plus(bound{off: -1})
+	if !ok {
+		return sym{}
+	}
+	return sym{kind: ranged, hi: hi}
+}
+
+// indexSym is loopIndexSym for an index space of any rank.
+func indexSym(n sym, rank int) sym {
+	if rank == 1 {
+		return loopIndexSym(n)
+	}
+	s := sym{kind: tuple}
+	for d := 0; d < rank; d++ {
+		e := sym{}
+		if n.kind == tuple && d < len(n.elems) {
+			e = loopIndexSym(n.elems[d])
+		}
+		s.elems = append(s.elems, e)
+	}
+	return s
+}
 
 // A boundsCheck is an index check of the body: idx into a tensor of size.
 type boundsCheck struct {
@@ -67,7 +157,6 @@ type boundsCheck struct {
 
 // versioner analyses the body of one loop.
 type versioner struct {
-	f      *fn
 	sc     *env // the scope outside the loop
 	local  map[string]sym
 	checks []boundsCheck
@@ -76,22 +165,25 @@ type versioner struct {
 // guardFor returns the guard of a loop that runs lam with the loop index
 // (or, for a fold, with the state and the loop index), from 0 to below n.
 // state is the C name of the fold's state before the loop, "" for build
-// and sumbuild. It returns nil when no check can be proven, or lam's body
-// runs a loop.
+// and sumbuild. It returns nil when the loop is inside a copy already
+// guarded, or no check can be proven.
 func (f *fn) guardFor(lam *ir.Lam, n, state string, sc *env) *guard {
-	if hasLoop(lam.Body) || !isAtom(n) {
+	if f.versions >= maxVersionDepth || !isAtom(n) || !smallNest(lam.Body) {
 		return nil
 	}
-	checks, ok := f.loopChecks(lam, state, sc, true)
-	if !ok {
-		checks, _ = f.loopChecks(lam, state, sc, false)
+	v := &versioner{sc: sc, local: map[string]sym{}}
+	count := point(bound{atoms: []string{n}})
+	if state != "" {
+		v.fold(lam, count, stateSym(state, lam.Param.T.Elems[0]))
+	} else {
+		v.loop(lam, count, 1)
 	}
 	g := &guard{proven: map[*ir.Call]bool{}}
 	var conds []string
 	seen := map[string]bool{}
-	for _, c := range checks {
-		cs, ok := c.conditions(n)
-		if !ok {
+	for _, c := range v.checks {
+		cs, ok := c.conditions()
+		if !ok || f.proven[c.call] {
 			continue
 		}
 		g.proven[c.call] = true
@@ -114,23 +206,28 @@ func (f *fn) guardFor(lam *ir.Lam, n, state string, sc *env) *guard {
 	return g
 }
 
-// loopChecks walks the loop body and returns its index checks. With
-// withState, the parts of a fold's state are taken to keep their sizes;
-// ok reports whether the body's new state bears that out.
-func (f *fn) loopChecks(lam *ir.Lam, state string, sc *env, withState bool) ([]boundsCheck, bool) {
-	v := &versioner{f: f, sc: sc, local: map[string]sym{}}
-	i := sym{kind: affine, index: true}
-	var st sym
-	if state != "" {
-		if withState {
-			st = stateSym(state, lam.Param.T.Elems[0])
-		}
-		v.local[lam.Param.Name] = sym{kind: tuple, elems: []sym{st, i}}
-	} else {
-		v.local[lam.Param.Name] = i
+// loop walks the body of a build or sumbuild over an index space of the
+// given rank whose sizes are n.
+func (v *versioner) loop(lam *ir.Lam, n sym, rank int) {
+	v.local[lam.Param.Name] = indexSym(n, rank)
+	v.walk(lam.Body)
+}
+
+// fold walks the body of a fold ($ifold, $ifoldr) whose count is n and
+// whose state starts as init, and returns what is known of its result:
+// init's sizes, if every iteration keeps them.
+func (v *versioner) fold(lam *ir.Lam, n, init sym) sym {
+	i := loopIndexSym(n)
+	mark := len(v.checks)
+	v.local[lam.Param.Name] = sym{kind: tuple, elems: []sym{init, i}}
+	if r := v.walk(lam.Body); keepsSizes(r, init) {
+		return init
 	}
-	r := v.walk(lam.Body)
-	return v.checks, state == "" || !withState || keepsSizes(r, st)
+	// Walk again, knowing nothing of the state.
+	v.checks = v.checks[:mark]
+	v.local[lam.Param.Name] = sym{kind: tuple, elems: []sym{{}, i}}
+	v.walk(lam.Body)
+	return sym{}
 }
 
 // stateSym is the sym of a fold's state of type t, held in C path p, whose
@@ -169,7 +266,7 @@ func keepsSizes(got, want sym) bool {
 
 // equal reports whether s and t say the same.
 func (s sym) equal(t sym) bool {
-	if s.kind != t.kind || s.base != t.base || s.index != t.index || len(s.elems) != len(t.elems) {
+	if s.kind != t.kind || s.base != t.base || !s.lo.equal(t.lo) || !s.hi.equal(t.hi) || len(s.elems) != len(t.elems) {
 		return false
 	}
 	for k := range s.elems {
@@ -185,8 +282,8 @@ func (s sym) equal(t sym) bool {
 func (v *versioner) walk(e ir.Expr) sym {
 	switch e := e.(type) {
 	case *ir.Const:
-		if n, ok := e.Val.(int64); ok && n >= 0 {
-			return sym{kind: affine, base: strconv.FormatInt(n, 10)}
+		if n, ok := e.Val.(int64); ok && n > -1<<40 && n < 1<<40 {
+			return point(bound{off: n})
 		}
 	case *ir.Var:
 		if s, ok := v.local[e.Name]; ok {
@@ -195,7 +292,7 @@ func (v *versioner) walk(e ir.Expr) sym {
 		c := v.sc.lookup(e.Name)
 		switch {
 		case e.T.Kind == types.Integer && isAtom(c):
-			return sym{kind: affine, base: c}
+			return point(bound{atoms: []string{c}})
 		case e.T.Kind == types.Tensor && isPath(c):
 			return sym{kind: sized, base: c}
 		}
@@ -243,35 +340,78 @@ func (v *versioner) walk(e ir.Expr) sym {
 func (v *versioner) call(e *ir.Call) sym {
 	args := make([]sym, len(e.Args))
 	for k, a := range e.Args {
+		if lam, ok := a.(*ir.Lam); ok {
+			if e.Prim == nil || !isLoop(e.Prim.Name) {
+				v.local[lam.Param.Name] = sym{}
+				v.walk(lam.Body)
+			}
+			continue
+		}
 		args[k] = v.walk(a)
+	}
+	if e.Prim != nil && e.Prim.Name == "size" && len(e.Args) == 1 && args[0].kind == sized {
+		rank := e.Args[0].Type().Rank
+		sizes := sizesOf(args[0].base, rank)
+		if rank == 1 {
+			return point(bound{atoms: sizes})
+		}
+		s := sym{kind: tuple}
+		for _, x := range sizes {
+			s.elems = append(s.elems, point(bound{atoms: []string{x}}))
+		}
+		return s
 	}
 	if e.Prim == nil || len(e.Args) < 2 {
 		return sym{}
 	}
 	switch e.Prim.Name {
+	case "build", "sumbuild":
+		if lam, ok := e.Args[1].(*ir.Lam); ok {
+			v.loop(lam, args[0], types.IndexRank(e.Args[0].Type()))
+		}
+	case "$ifold", "$ifoldr":
+		if lam, ok := e.Args[2].(*ir.Lam); ok && len(e.Args) == 3 {
+			return v.fold(lam, args[0], args[1])
+		}
 	case "index":
 		v.checks = append(v.checks, boundsCheck{call: e, idx: args[0], size: args[1], rank: e.Args[1].Type().Rank})
 	case "$addAt", "$setAt":
 		v.checks = append(v.checks, boundsCheck{call: e, idx: args[1], size: args[0], rank: e.Args[0].Type().Rank})
 		return args[0]
-	case "add":
-		// The loop index plus a value fixed for the loop.
+	case "add", "sub":
 		a, b := args[0], args[1]
-		if a.kind == affine && b.kind == affine && a.index != b.index {
-			if b.index {
-				a, b = b, a
+		if a.kind != ranged || b.kind != ranged {
+			break
+		}
+		if e.Prim.Name == "sub" {
+			// Only a constant is subtracted: a - c is in [a.lo - c, a.hi - c].
+			if len(b.lo.atoms) > 0 || !b.lo.equal(b.hi) {
+				break
 			}
-			if a.base == "" {
-				return sym{kind: affine, index: true, base: b.base}
-			}
+			b = point(bound{off: -b.lo.off})
+		}
+		lo, ok1 := a.lo.plus(b.lo)
+		hi, ok2 := a.hi.plus(b.hi)
+		if ok1 && ok2 {
+			return sym{kind: ranged, lo: lo, hi: hi}
 		}
 	}
 	return sym{}
 }
 
-// conditions returns the C conditions under which the check cannot fail,
-// for a loop index below n (n > 0), and whether there are any.
-func (c boundsCheck) conditions(n string) ([]string, bool) {
+// isLoop reports whether the primitive is a loop the analysis follows
+// (build, sumbuild, $ifold, $ifoldr).
+func isLoop(name string) bool {
+	switch name {
+	case "build", "sumbuild", "$ifold", "$ifoldr":
+		return true
+	}
+	return false
+}
+
+// conditions returns the C conditions under which the check cannot fail
+// whenever it runs, and whether there are any.
+func (c boundsCheck) conditions() ([]string, bool) {
 	if c.size.kind != sized {
 		return nil, false
 	}
@@ -285,34 +425,59 @@ func (c boundsCheck) conditions(n string) ([]string, bool) {
 	sizes := sizesOf(c.size.base, c.rank)
 	var out []string
 	for d, x := range idx {
-		if x.kind != affine {
+		if x.kind != ranged {
 			return nil, false
 		}
-		s := sizes[d]
-		switch {
-		case !x.index:
-			out = append(out, fmt.Sprintf("(uint64_t)%s < (uint64_t)%s", x.base, s))
-		case x.base == "":
-			out = append(out, fmt.Sprintf("%s <= %s", n, s))
-		default:
-			// x.base < s, so s - x.base does not overflow.
-			out = append(out, fmt.Sprintf("(uint64_t)%s < (uint64_t)%s && %s <= %s - %s", x.base, s, n, s, x.base))
+		lo, ok := atLeastZero(x.lo)
+		if !ok {
+			return nil, false
 		}
+		hi, ok := below(x.hi, sizes[d])
+		if !ok {
+			return nil, false
+		}
+		out = append(out, lo...)
+		out = append(out, hi...)
 	}
 	return out, true
 }
 
-// hasLoop reports whether e runs a loop: it has a lambda (the argument of
-// build, sumbuild, a fold, ...).
-func hasLoop(e ir.Expr) bool {
-	found := false
-	ir.Inspect(e, func(x ir.Expr) bool {
-		if _, ok := x.(*ir.Lam); ok {
-			found = true
+// atLeastZero returns the conditions under which b >= 0.
+func atLeastZero(b bound) ([]string, bool) {
+	switch len(b.atoms) {
+	case 0:
+		return nil, b.off >= 0
+	case 1:
+		return []string{fmt.Sprintf("%s >= %d", b.atoms[0], -b.off)}, true
+	}
+	if b.off < 0 {
+		return nil, false
+	}
+	return []string{b.atoms[0] + " >= 0", b.atoms[1] + " >= 0"}, true
+}
+
+// below returns the conditions under which b < s, for a size s (at most
+// KS_MAX_COUNT, so s plus or minus a small constant does not overflow).
+func below(b bound, s string) ([]string, bool) {
+	limit := s // b.atoms < limit, for b.off = 0
+	switch {
+	case b.off == -1:
+		limit = s + " + 1"
+	case b.off != 0:
+		limit = fmt.Sprintf("%s - (%d)", s, b.off)
+	}
+	switch len(b.atoms) {
+	case 0:
+		return []string{fmt.Sprintf("%d < %s", b.off, s)}, true
+	case 1:
+		if b.off == -1 {
+			return []string{b.atoms[0] + " <= " + s}, true // a loop's count
 		}
-		return !found
-	})
-	return found
+		return []string{fmt.Sprintf("%s < %s", b.atoms[0], limit)}, true
+	}
+	// a0 + a1 < limit, without overflow: 0 <= a0 < limit, then a1 < limit - a0.
+	a0, a1 := b.atoms[0], b.atoms[1]
+	return []string{fmt.Sprintf("%s >= 0 && %s < %s && %s < %s - %s", a0, a0, limit, a1, paren(limit), a0)}, true
 }
 
 // versioned emits a loop (by loop) under guard g: the loop without the
@@ -326,19 +491,25 @@ func (f *fn) versioned(g *guard, loop func()) {
 	defer func() { f.proven = saved }()
 	if g.cond == "" {
 		// Every check g proves holds of every loop index.
-		f.proven = g.proven
+		f.proven = union(saved, g.proven)
 		loop()
 		return
 	}
 	f.line("if (%s) {", g.cond)
 	f.indent++
-	f.proven = g.proven
+	f.proven = union(saved, g.proven)
+	f.versions++
 	loop()
+	f.versions--
 	f.proven = saved
 	f.indent--
 	f.line("} else {")
 	f.indent++
+	// The loop as it was, with its checks; its inner loops are not
+	// versioned again, so a nest's code is twice its size, no more.
+	f.versions += maxVersionDepth
 	loop()
+	f.versions -= maxVersionDepth
 	f.indent--
 	f.line("}")
 }
@@ -350,4 +521,16 @@ func (f *fn) rank1Guard(lam *ir.Lam, sizes []string, sc *env) *guard {
 		return nil
 	}
 	return f.guardFor(lam, sizes[0], "", sc)
+}
+
+// union returns the checks proven by a or b.
+func union(a, b map[*ir.Call]bool) map[*ir.Call]bool {
+	u := make(map[*ir.Call]bool, len(a)+len(b))
+	for c := range a {
+		u[c] = true
+	}
+	for c := range b {
+		u[c] = true
+	}
+	return u
 }

@@ -35,8 +35,14 @@ func TestLoopVersioning(t *testing.T) {
 			"(sumbuild n (lam (i : Integer) (index (if (gt (index i v) 0.0) 0 1) v)))", true, 3},
 		{"the loop over a vector's own indices needs no test",
 			"(sumbuild (size v) (lam (i : Integer) (index i v)))", false, 0},
-		{"an outer loop is not versioned, its inner loop is",
+		{"a nest: the outer loop's test proves the inner loop's checks",
 			"(sumbuild n (lam (i : Integer) (sumbuild n (lam (j : Integer) (index (tuple i j) m)))))", true, 1},
+		{"a triangle",
+			"(sumbuild n (lam (r : Integer) (sumbuild (add r 1) (lam (c : Integer) (mul (index (tuple r c) m) (index c v))))))", true, 2},
+		{"an index below the loop's count minus a constant",
+			"(sumbuild (sub n 2) (lam (i : Integer) (index (add i 2) v)))", true, 1},
+		{"a subtracted index may be negative",
+			"(sumbuild n (lam (i : Integer) (index (sub i 1) v)))", false, 1},
 	} {
 		src := "(def f Float ((x : Float) (v : Vec Float) (m : Tensor 2 Float) (n : Integer) (k : Integer)) " + c.body + ")"
 		file, err := syntax.ParseFile("t.ks", []byte(src))
