@@ -7,16 +7,25 @@
 // [fwd f], and times the objective and the gradient. adbench prints the
 // results as a table and exits 1 if a check fails.
 //
-//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-threads] [-rev lm|bog] [-keep DIR]
+//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-threads] [-rev lm|bog] [-keep DIR] [-anchors DIR] [-rounds N]
 //
 // -case names an input file without its extension, relative to -data;
 // without it every case of the standard set runs. -quick runs the small
 // cases shipped in bench/adbench/testdata with short timings, for CI.
+//
+// -anchors names a checkout of GradBench (github.com/gradbench/gradbench):
+// adbench then builds its hand-written C++ ("manual") and Tapenade's C
+// for each kind, with the library's flags, and times them on the same
+// inputs interleaved with ksc's code, printing ratios from this run only
+// (anchors.go; it needs a C++ compiler and Debian's nlohmann-json3-dev).
+// -rounds repeats the whole interleaved sequence and keeps each time's
+// minimum, which is what a busy or noisy machine changes least.
 package main
 
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,16 +71,6 @@ var references = map[string]float64{
 	"lstm/lstm_l4_c4096":  0.68726840398181466,
 }
 
-// manual are the hand-written C++ times of benchmarks.md (objective,
-// gradient), measured on this kind of machine but not in the same run.
-var manual = map[string][2]float64{
-	"gmm/1k/gmm_d10_K25":  {1.42e-3, 2.83e-3},
-	"gmm/1k/gmm_d20_K50":  {5.70e-3, 12.8e-3},
-	"gmm/1k/gmm_d64_K200": {90.5e-3, 311e-3},
-	"lstm/lstm_l2_c1024":  {1.21e-3, 7.74e-3},
-	"lstm/lstm_l4_c4096":  {9.63e-3, 100e-3},
-}
-
 var standard = []string{
 	"gmm/1k/gmm_d2_K5", "gmm/1k/gmm_d10_K25", "gmm/1k/gmm_d20_K50", "gmm/1k/gmm_d64_K200",
 	"gmm/10k/gmm_d10_K25",
@@ -95,6 +94,8 @@ func main() {
 	rev := flag.String("rev", "lm", "how [rev f] is computed: lm or bog (ksc --rev)")
 	threads := flag.Bool("threads", false, "build the library with --threads (OpenMP outer loops, all cores)")
 	keep := flag.String("keep", "", "build in `DIR` and keep it (the generated C, the library and the harness), for profiling")
+	anchors := flag.String("anchors", "", "a GradBench checkout in `DIR`: build its manual C++ and Tapenade C and time them in the same run")
+	rounds := flag.Int("rounds", 1, "run the interleaved timings `N` times and keep each minimum")
 	flag.Parse()
 	cases := standard
 	switch {
@@ -105,7 +106,8 @@ func main() {
 		*data = filepath.Join("bench", "adbench", "testdata")
 		*minTime = 0.01
 	}
-	if err := run(cases, *data, *minTime, buildOptions{native: *native, threads: *threads, rev: *rev}, *keep); err != nil {
+	opts := buildOptions{native: *native, threads: *threads, rev: *rev}
+	if err := run(cases, *data, *minTime, opts, *keep, *anchors, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "adbench:", err)
 		os.Exit(1)
 	}
@@ -118,7 +120,7 @@ type buildOptions struct {
 	rev     string // ksc --rev
 }
 
-func run(cases []string, data string, minTime float64, opts buildOptions, keep string) error {
+func run(cases []string, data string, minTime float64, opts buildOptions, keep, anchorDir string, rounds int) error {
 	dir := keep
 	if keep == "" {
 		tmp, err := os.MkdirTemp("", "adbench-")
@@ -132,7 +134,8 @@ func run(cases []string, data string, minTime float64, opts buildOptions, keep s
 	} else if dir, err = filepath.Abs(keep); err != nil {
 		return err
 	}
-	built := map[string]string{} // kind -> harness executable
+	built := map[string]string{}     // kind -> harness executable
+	anchors := map[string][]anchor{} // kind -> anchor executables
 	for _, c := range cases {
 		k, ok := kinds[strings.SplitN(c, "/", 2)[0]]
 		if !ok {
@@ -148,30 +151,77 @@ func run(cases []string, data string, minTime float64, opts buildOptions, keep s
 		}
 		fmt.Fprintf(os.Stderr, "adbench: built %s in %.1fs\n", k.name, time.Since(start).Seconds())
 		built[k.name] = exe
+		if anchorDir != "" {
+			start := time.Now()
+			if anchors[k.name], err = buildAnchors(context.Background(), k, anchorDir, dir, opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "adbench: built GradBench's %s anchors in %.1fs\n", k.name, time.Since(start).Seconds())
+		}
 	}
 	failed := false
-	fmt.Printf("| case | objective | fd error | adjoint error | f | [rev f] | [rev f] / f | f / manual | [rev f] / manual |\n|---|---|---|---|---|---|---|---|---|\n")
+	head := "| case | objective | fd error | adjoint error | f | [rev f] | [rev f] / f |"
+	if anchorDir != "" {
+		for _, t := range tools {
+			head += fmt.Sprintf(" %s f | %s gradient | f / %s | [rev f] / %s |", t.name, t.name, t.name, t.name)
+		}
+	}
+	fmt.Printf("%s\n|%s\n", head, strings.Repeat("---|", strings.Count(head, "|")-1))
 	for _, c := range cases {
-		exe := built[strings.SplitN(c, "/", 2)[0]]
+		kindName := strings.SplitN(c, "/", 2)[0]
 		file := filepath.Join(data, c+".txt")
-		r, err := runHarness(exe, file, minTime)
-		if err != nil {
-			return fmt.Errorf("%s: %v", c, err)
+		var input string
+		if anchorDir != "" {
+			b, err := gradbenchInput(kindName, file, minTime)
+			if err != nil {
+				return err
+			}
+			input = filepath.Join(dir, strings.ReplaceAll(c, "/", "_")+".json")
+			if err := os.WriteFile(input, b, 0o644); err != nil {
+				return err
+			}
+		}
+		var r result
+		anchorTimes := make([][2]float64, len(anchors[kindName]))
+		for round := 0; round < rounds; round++ {
+			ri, err := runHarness(built[kindName], file, minTime)
+			if err != nil {
+				return fmt.Errorf("%s: %v", c, err)
+			}
+			if round == 0 {
+				r = ri
+			}
+			r.tf, r.tg = math.Min(r.tf, ri.tf), math.Min(r.tg, ri.tg)
+			for i, a := range anchors[kindName] {
+				obj, tf, err := anchorTime(a, input, "objective")
+				if err != nil {
+					return fmt.Errorf("%s: %v", c, err)
+				}
+				_, tg, err := anchorTime(a, input, "jacobian")
+				if err != nil {
+					return fmt.Errorf("%s: %v", c, err)
+				}
+				if round == 0 {
+					anchorTimes[i] = [2]float64{tf, tg}
+					var v float64
+					if err := json.Unmarshal(obj, &v); err != nil || !(math.Abs(v-r.objective) <= 1e-8*math.Abs(r.objective)) {
+						fmt.Fprintf(os.Stderr, "adbench: %s: %s's objective is %s, ksc's %.17g: the inputs differ\n", c, a.tool, obj, r.objective)
+						failed = true
+					}
+				}
+				anchorTimes[i] = [2]float64{math.Min(anchorTimes[i][0], tf), math.Min(anchorTimes[i][1], tg)}
+			}
 		}
 		for _, msg := range checkResult(c, r) {
 			fmt.Fprintf(os.Stderr, "adbench: %s: %s\n", c, msg)
 			failed = true
 		}
-		m := manual[c]
-		vsManual := func(t float64, ref float64) string {
-			if ref == 0 {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f", t/ref)
+		row := fmt.Sprintf("| %s | %.17g | %.2g | %.2g | %s | %s | %.2f |", c, r.objective, r.fdError, r.adjointError,
+			dur(r.tf), dur(r.tg), r.tg/r.tf)
+		for _, t := range anchorTimes {
+			row += fmt.Sprintf(" %s | %s | %.2f | %.2f |", dur(t[0]), dur(t[1]), r.tf/t[0], r.tg/t[1])
 		}
-		fmt.Printf("| %s | %.17g | %.2g | %.2g | %s | %s | %.2f | %s | %s |\n", c, r.objective, r.fdError, r.adjointError,
-			dur(r.tf), dur(r.tg), r.tg/r.tf,
-			vsManual(r.tf, m[0]), vsManual(r.tg, m[1]))
+		fmt.Println(row)
 	}
 	if failed {
 		return errors.New("checks failed")

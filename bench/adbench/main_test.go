@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -52,5 +54,65 @@ func BenchmarkCompile(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestGradbenchInput checks the conversion of ADBench input files into
+// GradBench's JSON inputs: every number used once, in the shapes
+// GradBench's evals read.
+func TestGradbenchInput(t *testing.T) {
+	b, err := gradbenchInput("gmm", filepath.Join("testdata", "gmm", "1k", "gmm_d2_K5.txt"), 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		D, K, N, M int
+		Alpha      []float64
+		Mu, Q, L   [][]float64
+		X          [][]float64
+		Gamma      float64
+		MinRuns    int `json:"min_runs"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.D != 2 || g.K != 5 || len(g.Alpha) != g.K || len(g.Mu) != g.K || len(g.Mu[0]) != g.D ||
+		len(g.Q) != g.K || len(g.Q[0]) != g.D || len(g.L) != g.K || len(g.L[0]) != g.D*(g.D-1)/2 ||
+		len(g.X) != g.N || len(g.X[g.N-1]) != g.D || g.Gamma == 0 || g.MinRuns != 9 {
+		t.Errorf("GMM input has the wrong shape: d %d k %d n %d, %d alpha, %dx%d mu, %dx%d q, %dx%d l, %d x, gamma %g",
+			g.D, g.K, g.N, len(g.Alpha), len(g.Mu), len(g.Mu[0]), len(g.Q), len(g.Q[0]), len(g.L), len(g.L[0]), len(g.X), g.Gamma)
+	}
+
+	b, err = gradbenchInput("lstm", filepath.Join("testdata", "lstm", "lstm_l2_c1024.txt"), 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Main     [][]float64 `json:"main_params"`
+		Extra    [][]float64 `json:"extra_params"`
+		State    [][]float64 `json:"state"`
+		Sequence [][]float64 `json:"sequence"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		t.Fatal(err)
+	}
+	bs := len(l.Extra[0])
+	if len(l.Main) != 4 || len(l.Main[0]) != 4*bs || len(l.Extra) != 3 || len(l.State) != 4 || len(l.State[0]) != bs || len(l.Sequence[0]) != bs {
+		t.Errorf("LSTM input has the wrong shape: %d main rows of %d, %d extra, %d state, %d sequence", len(l.Main), len(l.Main[0]), len(l.Extra), len(l.State), len(l.Sequence))
+	}
+
+	// A file with a number too many, or too few, is refused.
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	if err := os.WriteFile(bad, []byte("2 1 1\n1.0\n1.0 2.0\n0.5 0.5 0.1\n3.0 4.0\n1.0 0\n7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gradbenchInput("gmm", bad, 0.5); err == nil {
+		t.Error("a number too many was not refused")
+	}
+	if err := os.WriteFile(bad, []byte("2 1 1\n1.0\n1.0 2.0\n0.5 0.5 0.1\n3.0 4.0\n1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gradbenchInput("gmm", bad, 0.5); err == nil {
+		t.Error("a number too few was not refused")
 	}
 }
