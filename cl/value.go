@@ -283,6 +283,18 @@ func mapTensor(a *Tensor, f func(x Value) Value) *Tensor {
 // sum adds values of type t in order, as the backends do: Floats from
 // -0.0, Integers from 0, other values from a copy of the first.
 func sum(pos Pos, t *types.Type, n int64, elem func(k int64) (Value, error)) (Value, error) {
+	if t.Kind == types.Float {
+		// In lanes, as every implementation adds Floats (ksrt.SumFloats).
+		lanes := ksrt.NewLanes()
+		for k := int64(0); k < n; k++ {
+			x, err := elem(k)
+			if err != nil {
+				return nil, err
+			}
+			lanes[k%ksrt.Lanes] += x.(float64)
+		}
+		return ksrt.Combine(&lanes), nil
+	}
 	var acc Value
 	switch t.Kind {
 	case types.Float:

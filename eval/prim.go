@@ -59,6 +59,11 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 				ksrt.Fail(pos, "sumbuild over an empty range")
 			}
 		}
+		if e.T.Kind == types.Float {
+			lanes := ksrt.NewLanes()
+			forEach(sz, func(idx Value, k int) { lanes[k%ksrt.Lanes] += m.apply(lam(1), idx, sc).(float64) })
+			return ksrt.Combine(&lanes)
+		}
 		var acc Value
 		forEach(sz, func(idx Value, k int) {
 			x := m.apply(lam(1), idx, sc)
@@ -73,6 +78,9 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 		t := a[0].(*Tensor)
 		if len(t.Data) == 0 {
 			ksrt.Fail(pos, "sum of an empty tensor")
+		}
+		if e.T.Kind == types.Float {
+			return ksrt.SumFloats(int64(len(t.Data)), func(k int64) float64 { return t.Data[k].(float64) })
 		}
 		acc := t.Data[0]
 		for _, x := range t.Data[1:] {

@@ -93,16 +93,16 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 				x := f.apply(lam, i, sc)
 				f.line("%s.data[%s] = %s;", terms, i, x)
 			})
-			return f.reduce(nil, e.T, sizes, ps, "", func(_, flat string) string { return terms + ".data[" + flat + "]" })
+			return f.reduce(nil, e.T, sizes, ps, "", true, func(_, flat string) string { return terms + ".data[" + flat + "]" })
 		}
 		release := f.releaseAfter(e.T, lam.Body)
-		return f.reduce(f.rank1Guard(lam, sizes, sc), e.T, sizes, ps, release, func(idx, flat string) string { return f.apply(lam, idx, sc) })
+		return f.reduce(f.rank1Guard(lam, sizes, sc), e.T, sizes, ps, release, !hasLoop(lam.Body), func(idx, flat string) string { return f.apply(lam, idx, sc) })
 	case "sum":
 		t := at(0)
 		v := f.atom(parts[0], t)
 		n := f.temp(count(v, t.Rank), types.IntegerType)
 		f.line("if (%s <= 0) ks_fail(ctx, %s, \"sum of an empty tensor\");", n, ps)
-		return f.reduce(nil, e.T, []string{n}, ps, "", func(idx, flat string) string { return v + ".data[" + flat + "]" })
+		return f.reduce(nil, e.T, []string{n}, ps, "", true, func(idx, flat string) string { return v + ".data[" + flat + "]" })
 	case "fold":
 		lam := e.Args[0].(*ir.Lam)
 		acc := f.fresh("acc")
@@ -525,21 +525,17 @@ func (f *fn) loop(rank int, sizes []string, body func(idx, flat string)) {
 }
 
 // reduce sums the values elem(idx, flat) over an index space known to be
-// non-empty, in order, and returns the sum. release (from releaseAfter)
+// non-empty, in order (Floats in lanes: sumFloats, which emits elem twice
+// if unroll is set), and returns the sum. release (from releaseAfter)
 // ends each iteration of a sum of scalars.
-func (f *fn) reduce(g *guard, t *types.Type, sizes []string, ps, release string, elem func(idx, flat string) string) string {
+func (f *fn) reduce(g *guard, t *types.Type, sizes []string, ps, release string, unroll bool, elem func(idx, flat string) string) string {
 	acc := f.fresh("acc")
 	loop := func(body func(idx, flat string)) {
 		f.versioned(g, func() { f.loop(len(sizes), sizes, body) })
 	}
 	switch t.Kind {
 	case types.Float:
-		// -0.0 is the identity of addition: the sum of one -0.0 stays -0.0.
-		f.line("double %s = -0.0;", acc)
-		loop(func(idx, flat string) {
-			f.line("%s += %s;", acc, elem(idx, flat))
-			f.release(release)
-		})
+		return f.sumFloats(g, sizes, release, unroll, elem)
 	case types.Integer:
 		f.line("int64_t %s = 0;", acc)
 		loop(func(idx, flat string) {
@@ -651,4 +647,59 @@ func (f *fn) release(stmt string) {
 	if stmt != "" {
 		f.line("%s", stmt)
 	}
+}
+
+// sumFloats sums the Floats elem(idx, flat) over an index space in lanes,
+// in the order every implementation of ks adds them (runtime/go's
+// rt_sum.go): element k is added to partial sum k mod 4, and the result is
+// (s0 + s1) + (s2 + s3). Over one dimension the loop steps by 4, with a
+// loop over the lanes inside (gcc unrolls it and vectorises the outer
+// loop: the order is a vector loop's), and the elements left over after
+// the last full step are added after it. That emits elem twice, so it is
+// done only with unroll, for sums whose elements run no loop (the sums
+// gcc can vectorise): nested sums would double their code at each level.
+func (f *fn) sumFloats(g *guard, sizes []string, release string, unroll bool, elem func(idx, flat string) string) string {
+	acc := f.fresh("acc")
+	f.line("double %s[4] = {-0.0, -0.0, -0.0, -0.0};", acc)
+	if len(sizes) != 1 || !unroll {
+		f.versioned(g, func() {
+			f.loop(len(sizes), sizes, func(idx, flat string) {
+				f.line("%s[%s & 3] += %s;", acc, flat, elem(idx, flat))
+				f.release(release)
+			})
+		})
+		return fmt.Sprintf("((%s[0] + %s[1]) + (%s[2] + %s[3]))", acc, acc, acc, acc)
+	}
+	n := sizes[0]
+	f.versioned(g, func() {
+		f.depth++
+		i, l := f.fresh("i"), f.fresh("l")
+		f.line("int64_t %s = 0;", i)
+		f.line("for (; %s <= %s - 4; %s += 4) {", i, n, i)
+		f.line("  for (int %s = 0; %s < 4; %s++) {", l, l, l)
+		f.indent += 2
+		j := f.fresh("i")
+		f.line("int64_t %s = %s + %s;", j, i, l)
+		f.loopIndex(j, n)
+		f.line("%s[%s] += %s;", acc, l, elem(j, j))
+		f.release(release)
+		f.indent -= 2
+		f.line("  }")
+		f.line("}")
+		// Fewer than 4 left, from a multiple of 4: element i + l goes to
+		// lane l. Constant lane indices let gcc keep the lanes in registers.
+		l = f.fresh("l")
+		f.line("for (int64_t %s = 0; %s + %s < %s; %s++) {", l, i, l, n, l)
+		f.indent++
+		j = f.fresh("i")
+		f.line("int64_t %s = %s + %s;", j, i, l)
+		f.loopIndex(j, n)
+		x := f.atom(elem(j, j), types.FloatType)
+		f.line("if (%s == 0) %s[0] += %s; else if (%s == 1) %s[1] += %s; else %s[2] += %s;", l, acc, x, l, acc, x, acc, x)
+		f.release(release)
+		f.indent--
+		f.line("}")
+		f.depth--
+	})
+	return fmt.Sprintf("((%s[0] + %s[1]) + (%s[2] + %s[3]))", acc, acc, acc, acc)
 }

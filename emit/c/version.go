@@ -534,3 +534,16 @@ func union(a, b map[*ir.Call]bool) map[*ir.Call]bool {
 	}
 	return u
 }
+
+// hasLoop reports whether e runs a loop: it has a lambda (the argument of
+// build, sumbuild, a fold, ...).
+func hasLoop(e ir.Expr) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if _, ok := x.(*ir.Lam); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}

@@ -720,6 +720,7 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 	isSum := e.Prim.Name == "sumbuild"
 	elemT := lam.Body.Type()
 	var r val
+	lanes := "" // the partial sums of a sum of Floats
 	if isSum {
 		var empty *jen.Statement
 		for _, s := range sz {
@@ -733,7 +734,10 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 		g.stmt(jen.If(empty).Block(g.fail(p, "sumbuild over an empty range")))
 		acc := g.varOf("acc", g.e.gotype(e.T), nil)
 		if e.T.Kind == types.Float {
-			g.stmt(jen.Id(acc).Op("=").Qual("math", "Copysign").Call(jen.Lit(0.0), jen.Lit(-1.0)))
+			// In lanes, as every implementation adds Floats
+			// (ksrt.SumFloats); acc is their sum once all are added.
+			lanes = g.fresh("lanes")
+			g.stmt(jen.Id(lanes).Op(":=").Add(g.e.rt("NewLanes").Call()))
 		}
 		r = atomOf(jen.Id(acc))
 	} else {
@@ -744,6 +748,9 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 	g.stmt(jen.Var().Id(loop).Func().Params(jen.Int64()))
 	body := g.block(func() {
 		last := g.block(func() {
+			if lanes != "" {
+				g.stmt(r.c().Op("=").Add(g.e.rt("Combine").Call(jen.Op("&").Id(lanes))))
+			}
 			z := tangent(e.T, p)
 			if z.Contains(types.Tensor) {
 				g.stmt(jen.Id(rc).Op("=").Add(g.e.rt("Cell").Types(g.e.gotype(z)).Call(r.code)))
@@ -760,7 +767,9 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 			var slot *jen.Statement
 			if isSum {
 				switch e.T.Kind {
-				case types.Float, types.Integer:
+				case types.Float:
+					g.stmt(jen.Id(lanes).Index(jen.Id(i).Op("%").Add(g.e.rt("Lanes"))).Op("+=").Add(y.v.code))
+				case types.Integer:
 					g.stmt(r.c().Op("+=").Add(y.v.code))
 				default:
 					g.stmt(jen.If(jen.Id(i).Op("==").Lit(0)).Block(

@@ -371,6 +371,23 @@ func (g *fn) dualBuild(e *ir.Call, sc scope) tval {
 		}
 	}
 	g.stmt(jen.If(empty).Block(g.fail(p, "sumbuild over an empty range")))
+	if e.T.Kind == types.Float {
+		// In lanes, as every implementation adds Floats (ksrt.SumFloats),
+		// the tangents too.
+		lanes, dlanes := g.fresh("lanes"), g.fresh("dlanes")
+		g.stmt(jen.Id(lanes).Op(":=").Add(g.e.rt("NewLanes").Call()))
+		g.stmt(jen.Id(dlanes).Op(":=").Add(g.e.rt("NewLanes").Call()))
+		g.loop(sz, func(idx, flat val) {
+			y := g.dual(lam.Body, g.bindT(sc, lam.Param, tval{v: idx, t: it}))
+			dy := g.tanOf(&y, p)
+			lane := flat.c().Op("%").Add(g.e.rt("Lanes"))
+			g.stmt(jen.Id(lanes).Index(lane).Op("+=").Add(y.v.code))
+			g.stmt(jen.Id(dlanes).Index(lane.Clone()).Op("+=").Id(dy))
+		})
+		acc := g.varOf("acc", g.e.gotype(e.T), g.e.rt("Combine").Call(jen.Op("&").Id(lanes)))
+		dacc := g.varOf("dacc", g.e.gotype(dt), g.e.rt("Combine").Call(jen.Op("&").Id(dlanes)))
+		return tval{v: atomOf(jen.Id(acc)), dv: dacc, t: e.T}
+	}
 	acc := g.varOf("acc", g.e.gotype(e.T), nil)
 	dacc := g.varOf("dacc", g.e.gotype(dt), nil)
 	first := g.varOf("first", jen.Bool(), jen.True())

@@ -218,14 +218,18 @@ func flatOf(idx val, sz []val, rank int) val {
 }
 
 // reduce sums the values elem(idx, flat) over a non-empty index space, in
-// order, and returns the sum.
+// order (Floats in lanes, see ksrt.SumFloats), and returns the sum.
 func (g *fn) reduce(t *types.Type, sz []val, p syntax.Pos, elem func(idx, flat val) val) val {
 	acc := g.fresh("acc")
 	switch t.Kind {
 	case types.Float:
-		// -0.0 is the identity of addition: the sum of one -0.0 stays -0.0.
-		g.stmt(jen.Id(acc).Op(":=").Qual("math", "Copysign").Call(jen.Lit(0.0), jen.Lit(-1.0)))
-		g.loop(sz, func(idx, flat val) { g.stmt(jen.Id(acc).Op("+=").Add(elem(idx, flat).code)) })
+		// In lanes, as every implementation adds Floats (ksrt.SumFloats).
+		lanes := g.fresh("lanes")
+		g.stmt(jen.Id(lanes).Op(":=").Add(g.e.rt("NewLanes").Call()))
+		g.loop(sz, func(idx, flat val) {
+			g.stmt(jen.Id(lanes).Index(flat.c().Op("%").Add(g.e.rt("Lanes"))).Op("+=").Add(elem(idx, flat).code))
+		})
+		return g.temp(pureOf(g.e.rt("Combine").Call(jen.Op("&").Id(lanes))), t)
 	case types.Integer:
 		g.stmt(jen.Id(acc).Op(":=").Int64().Call(jen.Lit(0)))
 		g.loop(sz, func(idx, flat val) { g.stmt(jen.Id(acc).Op("+=").Add(elem(idx, flat).code)) })
