@@ -148,6 +148,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:      "ksc",
 		Usage:     "compile differentiable programs written in ks",
+		Version:   version(),
 		Writer:    stdout,
 		ErrWriter: stderr,
 		ExitErrHandler: func(*cli.Context, error) {

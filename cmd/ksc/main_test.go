@@ -329,3 +329,12 @@ func TestNoOpt(t *testing.T) {
 		t.Errorf("ksc emit --stage optimised --no-opt: status %d, stderr %q\n%s", code, errs, src)
 	}
 }
+
+// TestVersion: ksc --version names the build (the module version, and the
+// Go release that built it), exits 0 and writes nothing else.
+func TestVersion(t *testing.T) {
+	out, errOut, code := ksc(t, "--version")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "ksc version ") || !strings.Contains(out, "go1.") {
+		t.Errorf("ksc --version: status %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
