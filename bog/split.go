@@ -65,11 +65,7 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 	}()
 	s := &splitter{prog: prog, ns: ns}
 	x, dr, acc := revfull.Params[0], revfull.Params[1], revfull.Params[2]
-	// The split cuts the body apart and records values by name, so two
-	// binders of one name in disjoint scopes (inlining the same body
-	// twice makes them; they do not shadow) would be confused: every
-	// binder gets a name of its own first.
-	items, tail := ir.ChainItems(ir.FreshBinders(revfull.Body, ns))
+	items, tail := ir.ChainItems(revfull.Body)
 	value, grad := splitTail(tail)
 	reverse := map[string]bool{dr.Name: true, acc.Name: true}
 	fwd, rev := s.items(items, reverse)
