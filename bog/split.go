@@ -700,7 +700,8 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 			inner[k] = v
 		}
 		items, tail := ir.ChainItems(x)
-		fwd, rev = s.items(dedupe(pre, items), inner)
+		items, tail = s.dedupe(pre, items, tail)
+		fwd, rev = s.items(items, inner)
 		fwd = s.shareItems(fwd)
 		rev, need = rematerialise(fwd, rev, tail, nil)
 		return fwd, rev, tail, need
@@ -763,45 +764,73 @@ func (s *splitter) branches(e *ir.If, reverse map[string]bool, primal *ir.Let) (
 	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: fwdIf}, revIf, false
 }
 
-// dedupe returns pre followed by items, leaving out an item that binds
-// names pre binds already. The primal and reverse arms of an if both
-// compute the primal values they need, from the same primal code, so a
-// name bound in both (binders are unique in a function: ir.RenameApart)
-// is the same value, though the optimiser may have rewritten one copy:
-// the reverse arm may read a recursive callee's value from its forward
-// pass (y = pb.1 after pb = ([suffwdpass g] a)) where the primal arm
-// calls g (y = (g a)). Keeping both would bind y twice in one chain; the
-// primal binding stays, and shareSplitCalls later makes the two calls one.
-func dedupe(pre, items []ir.Expr) []ir.Expr {
+// dedupe returns pre followed by items and tail, leaving out an item
+// that binds the names a let of pre binds to the same value. The primal
+// and reverse arms of an if both compute the primal values they need,
+// from the same primal code, so both usually bind a value by one name;
+// keeping both would bind it twice in one chain. But a name bound in
+// both need not be the same value: binders are only renamed apart from
+// the names in scope (ir.RenameApart), and two arms are disjoint scopes,
+// so inlining one body in both may give one name to different values.
+// An item is left out only if its right-hand side is pre's (ir.Equal,
+// after the renamings before it); a name of pre it binds otherwise is
+// renamed fresh, in the items after it and the tail too. (The reverse arm
+// may read a recursive callee's value from its forward pass, y = pb.1
+// after pb = ([suffwdpass g] a), where the primal arm calls g, y = (g a):
+// y is then renamed, and shareSplitCalls later makes the two calls one.)
+func (s *splitter) dedupe(pre, items []ir.Expr, tail ir.Expr) ([]ir.Expr, ir.Expr) {
 	if len(pre) == 0 {
-		return items
+		return items, tail
 	}
-	have := map[string]bool{}
+	have := map[string]*ir.Let{}
 	for _, it := range pre {
 		if l, ok := it.(*ir.Let); ok {
 			for _, v := range l.Vars {
-				have[v.Name] = true
+				have[v.Name] = l
 			}
 		}
 	}
 	out := append([]ir.Expr{}, pre...)
+	m := map[string]ir.Expr{}
 	for _, it := range items {
-		if l, ok := it.(*ir.Let); ok && len(l.Vars) > 0 && bindsOnly(l, have) {
-			continue
+		switch it := it.(type) {
+		case *ir.Assert:
+			out = append(out, &ir.Assert{P: it.P, Cond: ir.Subst(it.Cond, m), Msg: it.Msg})
+		case *ir.Let:
+			rhs := ir.Subst(it.Rhs, m)
+			if len(it.Vars) > 0 && sameLet(have[it.Vars[0].Name], it, rhs) {
+				continue
+			}
+			vars := make([]*ir.Var, len(it.Vars))
+			for k, v := range it.Vars {
+				vars[k] = v
+				if have[v.Name] != nil {
+					vars[k] = s.ns.FreshVar(v.P, v.Name, v.T)
+					m[v.Name] = ir.Ref(v.P, vars[k])
+				} else {
+					delete(m, v.Name)
+				}
+			}
+			out = append(out, &ir.Let{P: it.P, Vars: vars, Pattern: it.Pattern, Rhs: rhs, Of: it.Of})
+		default:
+			out = append(out, it)
 		}
-		out = append(out, it)
 	}
-	return out
+	return out, ir.Subst(tail, m)
 }
 
-// bindsOnly reports whether every variable l binds is in names.
-func bindsOnly(l *ir.Let, names map[string]bool) bool {
-	for _, v := range l.Vars {
-		if !names[v.Name] {
+// sameLet reports whether the let l binds the variables of p, as p does,
+// to p's right-hand side (rhs, l's after renaming).
+func sameLet(p, l *ir.Let, rhs ir.Expr) bool {
+	if p == nil || p.Pattern != l.Pattern || len(p.Vars) != len(l.Vars) {
+		return false
+	}
+	for k, v := range p.Vars {
+		if l.Vars[k].Name != v.Name {
 			return false
 		}
 	}
-	return true
+	return ir.Equal(p.Rhs, rhs)
 }
 
 // isRef reports whether e is the variable name.

@@ -78,3 +78,31 @@ func TestRematerialiseUpdated(t *testing.T) {
 		t.Errorf("the reverse part does not start by making z: %s", ir.FormatExpr(ir.WrapChain(rev, tail)))
 	}
 }
+
+// TestDedupe checks how the items of a reverse arm join the primal arm's:
+// an item binding a name of the primal arm to the same value is left
+// out, and one binding it to another value (inlining one body in two
+// disjoint scopes can give one name to two values) is renamed, in the
+// items after it and the tail too.
+func TestDedupe(t *testing.T) {
+	tests := []struct{ pre, arm, want string }{
+		// The same value: left out.
+		{"(let (y (mul dr dr)) 0.0)", "(let (y (mul dr dr)) (let (z (add y 1.0)) z))",
+			"(let (y (mul dr dr)) (let (z (add y 1.0)) z))"},
+		// Another value of the same name: renamed.
+		{"(let (y (mul dr 3.0)) 0.0)", "(let (y (mul dr dr)) (let (z (add y 1.0)) (add z y)))",
+			"(let (y (mul dr 3.0)) (let (y$1 (mul dr dr)) (let (z (add y$1 1.0)) (add z y$1))))"},
+		// A value made from a renamed one is not the primal arm's.
+		{"(let (y (mul dr 3.0)) (let (z (add y 1.0)) 0.0))", "(let (y (mul dr dr)) (let (z (add y 1.0)) z))",
+			"(let (y (mul dr 3.0)) (let (z (add y 1.0)) (let (y$1 (mul dr dr)) (let (z$1 (add y$1 1.0)) z$1))))"},
+	}
+	for _, tc := range tests {
+		pre, _ := ir.ChainItems(mustCheck(t, tc.pre))
+		items, tail := ir.ChainItems(mustCheck(t, tc.arm))
+		s := &splitter{ns: &ir.Names{}}
+		out, tail := s.dedupe(pre, items, tail)
+		if got := strings.Join(strings.Fields(ir.FormatExpr(ir.WrapChain(out, tail))), " "); got != tc.want {
+			t.Errorf("dedupe(%s, %s)\n got %s\nwant %s", tc.pre, tc.arm, got, tc.want)
+		}
+	}
+}
