@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"sort"
 	"strconv"
 
 	"github.com/ksc-lang/ksc/types"
@@ -72,7 +73,12 @@ func catchBail() {
 }
 
 func (p *parser) fail(pos Pos, format string, args ...any) {
-	p.errs.Add(pos, format, args...)
+	p.failHint(pos, "", format, args...)
+}
+
+// failHint is fail with a hint at a fix (none if hint is "").
+func (p *parser) failHint(pos Pos, hint, format string, args ...any) {
+	p.errs.AddHint(pos, hint, format, args...)
 	panic(bail{})
 }
 
@@ -339,7 +345,16 @@ func (p *parser) typeOf(s SExpr) *types.Type {
 			// A named type, declared by deftype; the type checker resolves it.
 			return types.NamedType(s.Text)
 		}
-		p.fail(s.P, "expected a type, found %s", describe(s))
+		hint := ""
+		if s.Kind == IdentAtom {
+			names := append([]string{}, TypeNames...)
+			for n := range p.named {
+				names = append(names, n)
+			}
+			sort.Strings(names[len(TypeNames):])
+			hint = DidYouMean(s.Text, names)
+		}
+		p.failHint(s.P, hint, "expected a type, found %s", describe(s))
 	case *List:
 		if s.Square {
 			p.fail(s.Open, "expected a type, found [")
@@ -389,7 +404,11 @@ func (p *parser) typeOf(s SExpr) *types.Type {
 		if len(s.Elems) == 0 {
 			p.fail(s.Open, "expected a type, found ()")
 		}
-		p.fail(s.Elems[0].Pos(), "expected a type constructor (Tuple, Vec, Tensor, Lam, LM), found %s", describe(s.Elems[0]))
+		hint := ""
+		if a, ok := s.Elems[0].(*Atom); ok && a.Kind == IdentAtom {
+			hint = DidYouMean(a.Text, []string{"LM", "Lam", "Tensor", "Tuple", "Variant", "Vec"})
+		}
+		p.failHint(s.Elems[0].Pos(), hint, "expected a type constructor (Tuple, Vec, Tensor, Lam, LM), found %s", describe(s.Elems[0]))
 	}
 	panic("unreachable")
 }
@@ -455,9 +474,31 @@ func (p *parser) expr(s SExpr) Expr {
 		if l, ok := s.Elems[0].(*List); ok && !l.Square {
 			p.fail(l.Open, "expected a function name, found a parenthesised expression (functions are not values)")
 		}
-		return &Call{Lparen: s.Open, Rparen: s.Close, Fn: p.name(s.Elems[0]), Args: p.exprs(s.Elems[1:])}
+		fn := p.name(s.Elems[0])
+		if hint := DidYouMean(fn.Base, exprKeywords); hint != "" && fn.Deriv == "" && len(fn.Base) >= 3 {
+			// (lett ((x e)) body): the error will be in the arguments,
+			// which were never meant as arguments.
+			defer p.hintOnBail("in ("+fn.Base+" ...): "+hint, len(p.errs))
+		}
+		return &Call{Lparen: s.Open, Rparen: s.Close, Fn: fn, Args: p.exprs(s.Elems[1:])}
 	}
 	panic("unreachable")
+}
+
+// exprKeywords are the keywords that begin expressions.
+var exprKeywords = []string{"$dummy", "assert", "if", "lam", "let", "tuple"}
+
+// hintOnBail, deferred, gives the error a bail reports a hint, if the
+// error is new (the errors then number more than n) and has none.
+func (p *parser) hintOnBail(hint string, n int) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(bail); ok && len(p.errs) > n && p.errs[len(p.errs)-1].Hint == "" {
+		p.errs[len(p.errs)-1].Hint = hint
+	}
+	panic(r)
 }
 
 func (p *parser) exprs(ss []SExpr) []Expr {

@@ -45,13 +45,22 @@ func (p Pos) Before(q Pos) bool {
 	return p.Col < q.Col
 }
 
-// An Error is a message about a position in the source.
+// An Error is a message about a position in the source, with an optional
+// hint at a likely fix ("did you mean let?"), which `ksc` prints on a
+// help: line of its own.
 type Error struct {
-	Pos Pos
-	Msg string
+	Pos  Pos
+	Msg  string
+	Hint string
 }
 
-func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+// Error returns file:line:col: message, the hint in parentheses after it.
+func (e *Error) Error() string {
+	if e.Hint != "" {
+		return e.Pos.String() + ": " + e.Msg + " (" + e.Hint + ")"
+	}
+	return e.Pos.String() + ": " + e.Msg
+}
 
 // Internal reports whether the error is a fault of ksc rather than of the
 // program: its message starts with "internal:".
@@ -63,6 +72,11 @@ type ErrorList []*Error
 // Add appends an error at pos.
 func (l *ErrorList) Add(pos Pos, format string, args ...any) {
 	*l = append(*l, &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// AddHint appends an error at pos with a hint (none if hint is "").
+func (l *ErrorList) AddHint(pos Pos, hint, format string, args ...any) {
+	*l = append(*l, &Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 
 // Sort sorts the list by file, then position; it is stable for errors at

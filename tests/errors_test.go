@@ -86,11 +86,12 @@ func checkErrors(t *testing.T, file, src string) {
 			continue
 		}
 		re, ok := want[line]
+		text := strings.TrimPrefix(e.Error(), e.Pos.String()+": ") // with the hint
 		switch {
 		case !ok:
 			t.Errorf("unexpected error: %v", e)
-		case !re.MatchString(e.Msg):
-			t.Errorf("%d: error %q does not match %q", line, e.Msg, re)
+		case !re.MatchString(text):
+			t.Errorf("%d: error %q does not match %q", line, text, re)
 		}
 		got[line] = true
 	}

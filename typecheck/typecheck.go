@@ -304,6 +304,11 @@ func (c *checker) gdef(d *syntax.Gdef) {
 		c.prog.Gdefs = append(c.prog.Gdefs, &ir.Gdef{P: d.Lparen, Func: f})
 		return // written by hand, or asked for before
 	}
+	if _, _, found := c.lookupBase(name, baseArg); !found {
+		cands, hint := c.noFunction(ir.Name{Base: base.Base})
+		c.errs.AddHint(base.P, hint, "no function [%s %s]%s", base.Base, baseArg, cands)
+		return
+	}
 	f := c.derived(d.DerivPos, name, baseArg)
 	if f != nil {
 		c.prog.Gdefs = append(c.prog.Gdefs, &ir.Gdef{P: d.Lparen, Func: f})
@@ -332,7 +337,8 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 			}
 		}
 		if innerArg == nil {
-			c.errorf(pos, "no function [%s %s]%s", inner.Base, baseArg, c.candidates(inner))
+			cands, hint := c.noFunction(inner)
+			c.errs.AddHint(pos, hint, "no function [%s %s]%s", inner.Base, baseArg, cands)
 			return nil
 		}
 	} else {
@@ -425,7 +431,7 @@ func (c *checker) expr(e syntax.Expr, sc *scope) ir.Expr {
 			c.errorf(e.P, "%s is a function, not a variable: call it as (%s ...)", e.Name, e.Name)
 			return nil
 		}
-		c.errorf(e.P, "unknown variable %s%s", e.Name, didYouMean(e.Name, sc.names()))
+		c.errs.AddHint(e.P, syntax.DidYouMean(e.Name, sc.names()), "unknown variable %s", e.Name)
 		return nil
 	case *syntax.Tuple:
 		elems, ok := c.exprs(e.Elems, sc)
@@ -563,6 +569,13 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 		}
 		if m := getRE.FindStringSubmatch(n.Base); m != nil {
 			return c.get(e, m, sc)
+		}
+		if _, later := c.later[n.Base]; !later && !c.isFunction(n.Base) && n.Base != "$inline" {
+			// The arguments of an unknown function are not checked: a
+			// misspelt keyword, (lett (x e) body), makes them look like
+			// calls, and their errors would only mislead.
+			c.errs.AddHint(n.P, c.functionHint(n.Base), "unknown function %s", n.Base)
+			return nil
 		}
 	}
 	// Arguments of primitives that take lambdas are checked in place.
@@ -731,7 +744,9 @@ func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, 
 		}
 		if c.funcs[ir.FuncKey(name, baseArg)] == nil {
 			if _, _, found := c.lookupBase(name, baseArg); !found {
-				return nil, nil, fmt.Sprintf("no function [%s %s] to derive %s from%s", name.Base, baseArg, name, c.candidates(ir.Name{Base: name.Base}))
+				cands, hint := c.noFunction(ir.Name{Base: name.Base})
+				c.errs.AddHint(n.P, hint, "no function [%s %s] to derive %s from%s", name.Base, baseArg, name, cands)
+				return nil, nil, ""
 			}
 		}
 		f := c.derived(pos, name, baseArg)
@@ -759,7 +774,9 @@ func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, 
 			}
 		}
 		if callee == nil {
-			return nil, nil, fmt.Sprintf("no function [%s %s]%s", n.Base, n.Arg.T, c.candidates(name))
+			cands, hint := c.noFunction(name)
+			c.errs.AddHint(n.P, hint, "no function [%s %s]%s", n.Base, n.Arg.T, cands)
+			return nil, nil, ""
 		}
 		if !n.Arg.T.Equal(arg) {
 			return nil, nil, fmt.Sprintf("[%s %s] called with an argument of type %s", n.Base, n.Arg.T, arg)
@@ -793,7 +810,7 @@ func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, 
 	if later, ok := c.later[n.Base]; ok {
 		return nil, nil, fmt.Sprintf("%s is used before it is declared (at %s); a function must be declared before its uses", n.Base, later)
 	}
-	return nil, nil, fmt.Sprintf("unknown function %s%s", n.Base, didYouMean(n.Base, c.allNames()))
+	return nil, nil, fmt.Sprintf("unknown function %s", n.Base) // call reports it first
 }
 
 // derivedArgForm describes the argument of a derivation, for messages.
@@ -842,6 +859,22 @@ func (c *checker) candidates(name ir.Name) string {
 	return "; candidates are " + strings.Join(cs, ", ")
 }
 
+// noFunction returns, for a message saying there is no function name of
+// some type, the candidates of that name (see candidates) or, if there
+// are none, a hint at another name.
+func (c *checker) noFunction(name ir.Name) (cands, hint string) {
+	if cands = c.candidates(name); cands == "" {
+		hint = syntax.DidYouMean(name.Base, c.allNames())
+	}
+	return cands, hint
+}
+
+// functionHint suggests a function or a keyword for the unknown name at
+// the head of a call (a function if both are as close).
+func (c *checker) functionHint(name string) string {
+	return syntax.DidYouMean(name, append(c.allNames(), syntax.Keywords()...))
+}
+
 func (c *checker) allNames() []string {
 	var ns []string
 	for n := range c.names {
@@ -852,50 +885,6 @@ func (c *checker) allNames() []string {
 	}
 	sort.Strings(ns)
 	return ns
-}
-
-// didYouMean suggests the closest of names to name, if one is close.
-func didYouMean(name string, names []string) string {
-	best, bestD := "", max(1, len(name)/3)+1
-	for _, n := range names {
-		if n == name {
-			continue
-		}
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of adjacent letters each
-// count 1 ("cuont" is 1 from "count").
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
 
 // namedTypes declares the types of the deftypes and resolves every use of
@@ -927,7 +916,12 @@ func (c *checker) namedTypes(files []*syntax.File) {
 		case types.Named:
 			nt, ok := defs[t.Name]
 			if !ok {
-				c.errorf(pos, "unknown type %s", t.Name)
+				names := make([]string, 0, len(defs))
+				for n := range defs {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				c.errs.AddHint(pos, syntax.DidYouMean(t.Name, names), "unknown type %s", t.Name)
 				t.SetDef(types.Unit) // keep checking without more errors
 				return
 			}

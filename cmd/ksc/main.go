@@ -117,12 +117,13 @@ func report(err error, stderr io.Writer) int {
 		}
 		return exitInternal
 	case errors.As(err, &el):
+		src := sources{}
 		for _, e := range el {
-			fmt.Fprintln(stderr, e)
+			printError(stderr, e, src)
 		}
 		return exitProgram
 	case errors.As(err, &se):
-		fmt.Fprintln(stderr, se)
+		printError(stderr, se, sources{})
 		return exitProgram
 	case errors.As(err, &ce):
 		fmt.Fprintf(stderr, "ksc: %v\n", ce)

@@ -103,7 +103,7 @@ func TestCheckErrors(t *testing.T) {
 	if code != exitProgram {
 		t.Errorf("status %d, want %d", code, exitProgram)
 	}
-	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	lines := errorLines(errs)
 	re := regexp.MustCompile(`^` + regexp.QuoteMeta(f) + `:\d+:\d+: `)
 	if len(lines) != 2 {
 		t.Errorf("want 2 errors, got:\n%s", errs)
@@ -130,11 +130,37 @@ func TestErrorCorpusStatus(t *testing.T) {
 		if code != exitProgram {
 			t.Errorf("%s: status %d, want %d\n%s", f, code, exitProgram, errs)
 		}
-		for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		for _, l := range errorLines(errs) {
 			if !strings.HasPrefix(l, f+":") {
 				t.Errorf("%s: unpositioned error line %q", f, l)
 			}
 		}
+	}
+}
+
+// errorLines returns the lines of stderr that begin errors, leaving out
+// the source excerpts and hints under them.
+func errorLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "help: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestErrorExcerpt checks how an error is shown: its position and
+// message, the source line with a caret under the name, and the hint.
+func TestErrorExcerpt(t *testing.T) {
+	f := write(t, "typo.ks", "(def f Float (x : Float)\n\t(lett (y (mul x x)) y))\n")
+	_, errs, code := ksc(t, "check", f)
+	want := f + ":2:3: unknown function lett\n" +
+		"   2 | \t(lett (y (mul x x)) y))\n" +
+		"     | \t ^^^^\n" +
+		"help: did you mean let?\n"
+	if code != exitProgram || errs != want {
+		t.Errorf("status %d, stderr:\n%s\nwant:\n%s", code, errs, want)
 	}
 }
 
