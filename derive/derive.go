@@ -188,6 +188,8 @@ func (d *deriver) generate(f *ir.Func) {
 		d.split[f] = true
 	case "sufrev":
 		d.splitRev(f, base, p)
+	case "vrev":
+		d.valueRev(f, base, p)
 	case "CL":
 		body, err := cl.Derive(base, d.ns)
 		if err != nil {
@@ -218,6 +220,38 @@ func (d *deriver) splitRev(f, base *ir.Func, p ir.Pos) {
 	x, dr := d.params(f, "x", "dr")
 	pb := d.ns.FreshVar(p, "pb", fw.Result)
 	f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb))))
+}
+
+// valueRev makes f, [vrev g] of type (Tuple S dT) -> (Tuple T dS), the
+// value and the gradient from one forward sweep: by default
+// ([revfull g] x dr (ts_zero x)), whose value and gradient the optimiser
+// computes from one inlined Jacobian; with --rev bog through the split
+// passes, (tuple pb.1 ([sufrevpass g] dr pb.2)) with
+// pb = ([suffwdpass g] x).
+func (d *deriver) valueRev(f, base *ir.Func, p ir.Pos) {
+	x, dr := d.params(f, "x", "dr")
+	if d.opts.Rev != "bog" {
+		rf, err := d.need("revfull", base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		f.Body = ir.CallFunc(p, rf, x, dr, ir.MkPrim(p, "ts_zero", x))
+		return
+	}
+	fw, err := d.need("suffwdpass", base, p)
+	if err != nil {
+		d.errorf(p, "%v", err)
+		return
+	}
+	rv, err := d.need("sufrevpass", base, p)
+	if err != nil {
+		d.errorf(p, "%v", err)
+		return
+	}
+	pb := d.ns.FreshVar(p, "pb", fw.Result)
+	f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.MkTuple(p, ir.MkGet(p, 1, ir.Ref(p, pb)),
+		ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb)))))
 }
 
 // params gives a derived function of a pair two parameters and returns

@@ -15,7 +15,7 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 	switch deriv {
 	case "D", "suffwdpass", "CL", "shape":
 		return arg, true
-	case "fwd", "fwdfull", "rev", "sufrev":
+	case "fwd", "fwdfull", "rev", "sufrev", "vrev":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
 			return arg.Elems[0], true
 		}
@@ -51,6 +51,9 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 		return types.TupleOf(s, ds), types.TupleOf(t, dt), ""
 	case "rev", "sufrev":
 		return types.TupleOf(s, dt), ds, ""
+	case "vrev":
+		// The value and the gradient, from one forward sweep.
+		return types.TupleOf(s, dt), types.TupleOf(t, ds), ""
 	case "revacc":
 		// Reverse mode adding into an accumulator: [revacc f](x, dr, acc)
 		// is acc + [rev f](x, dr), with acc updated in place.

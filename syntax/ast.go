@@ -254,6 +254,7 @@ var Derivations = map[string]bool{
 	"suffwdpass": true,
 	"sufrevpass": true,
 	"sufrev":     true,
+	"vrev":       true, // reverse mode returning the value too
 	"CL":         true,
 	"shape":      true,
 	"revacc":     false, // internal: reverse mode into an accumulator

@@ -155,14 +155,16 @@ func evalChecks(dir, name, prelude string, checks []*check, n int, selfCheck boo
 		seen := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 			f := strings.Fields(line)
-			if len(f) != 4 {
+			if len(f) != 6 {
 				return nil, fmt.Errorf("%s backend: bad line %q", b, line)
 			}
 			seen[f[0]]++
 			adj, err1 := strconv.ParseFloat(f[1], 64)
 			fd, err2 := strconv.ParseFloat(f[2], 64)
 			sufadj, err3 := strconv.ParseFloat(f[3], 64)
-			if err1 != nil || err2 != nil || err3 != nil {
+			vadj, err4 := strconv.ParseFloat(f[4], 64)
+			vval, err5 := strconv.ParseFloat(f[5], 64)
+			if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 				bad(f[0], "%s backend, %s: cannot read %q", b, f[0], line)
 				continue
 			}
@@ -181,6 +183,14 @@ func evalChecks(dir, name, prelude string, checks []*check, n int, selfCheck boo
 			}
 			if !(sufadj <= 1e-10) {
 				bad(f[0], "%s backend, %s: adjoint identity with [sufrev] off by %g (relative)", b, f[0], sufadj)
+			}
+			if !(vadj <= 1e-10) {
+				bad(f[0], "%s backend, %s: adjoint identity with the gradient of [vrev] off by %g (relative)", b, f[0], vadj)
+			}
+			// The value of [vrev f] is computed by other code than f's
+			// (the optimised [revfull f]), so it may round otherwise.
+			if !(vval <= 1e-9) {
+				bad(f[0], "%s backend, %s: the value of [vrev] differs from f's by %g (relative)", b, f[0], vval)
 			}
 			if fd != -1 && !(fd <= tol[f[0]]) {
 				bad(f[0], "%s backend, %s: forward mode differs from central differences by %g (relative)", b, f[0], fd)

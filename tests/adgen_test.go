@@ -193,12 +193,14 @@ func (c *check) point(rng *rand.Rand) (x, dx, dr string) {
 
 // program returns a ks program checking every check at n random points,
 // after the definitions in prelude: each line is "name adjoint-error
-// fd-error split-adjoint-error", the adjoint identity between forward
-// mode and [rev f], and between forward mode and [sufrev f]; the central
+// fd-error split-adjoint-error value-adjoint-error value-error", the
+// adjoint identity between forward mode and [rev f], between forward
+// mode and [sufrev f] and between forward mode and the gradient of
+// [vrev f], and the distance of [vrev f]'s value from f's; the central
 // difference is taken per component of the result before the dot with dr,
 // so that a large component cannot absorb a small one's change (random
 // seed 1010354 had 1.9e18 beside 289.5, and a difference of 0). If selfCheck
-// is set, main first prints "self_check E -1 0" with E the value of the
+// is set, main first prints "self_check E -1 0 0 0" with E the value of the
 // program's (self_check).
 func program(prelude string, checks []*check, n int, seed int64, selfCheck bool) string {
 	rng := rand.New(rand.NewSource(seed))
@@ -208,7 +210,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 	for _, c := range checks {
 		b.WriteString(c.src)
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "(gdef fwd [%[1]s %[2]s])\n(gdef rev [%[1]s %[2]s])\n(gdef sufrev [%[1]s %[2]s])\n", c.name, c.argType())
+		fmt.Fprintf(&b, "(gdef fwd [%[1]s %[2]s])\n(gdef rev [%[1]s %[2]s])\n(gdef sufrev [%[1]s %[2]s])\n(gdef vrev [%[1]s %[2]s])\n", c.name, c.argType())
 		t := c.argType()
 		// The adjoint identity's error is relative to |a| + |b|, plus a
 		// floor of 1e-2 |dx| |dr| so that a derivative that is zero by
@@ -240,7 +242,21 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
         (b (ts_dot dx ([sufrev %[1]s] x dr)))
         (s (mul 1e-2 (mul (sqrt (ts_dot dx dx)) (sqrt (ts_dot dr dr))))))
     (div (abs (sub a b)) (add 1e-200 (add s (add (abs a) (abs b)))))))
+(def vadj$%[1]s Float ((x : %[2]s) (dx : %[3]s) (dr : %[4]s))
+  (let ((a (ts_dot ([fwd %[1]s] x dx) dr))
+        (b (ts_dot dx (get$2$2 ([vrev %[1]s] x dr))))
+        (s (mul 1e-2 (mul (sqrt (ts_dot dx dx)) (sqrt (ts_dot dr dr))))))
+    (div (abs (sub a b)) (add 1e-200 (add s (add (abs a) (abs b)))))))
 `, c.name, t, tangentOf(t), tangentOf(c.dr.ksType()))
+		// [vrev f]'s value against f's, relative to 1e-6 + |f x|, where
+		// the result has no Integer or Bool (ts_dot needs a tangent).
+		if rt := c.dr.ksType(); tangentOf(rt) == rt {
+			fmt.Fprintf(&b, `(def vval$%[1]s Float ((x : %[2]s) (dr : %[3]s))
+  (let ((y (%[1]s x))
+        (d (ts_add (get$1$2 ([vrev %[1]s] x dr)) (ts_neg y))))
+    (div (sqrt (ts_dot d d)) (add 1e-6 (sqrt (ts_dot y y))))))
+`, c.name, t, rt)
+		}
 		if c.fd {
 			fmt.Fprintf(&b, `(def fd$%[1]s Float ((x : %[2]s) (dx : %[3]s) (dr : %[4]s))
   (let ((h 1e-6)
@@ -254,7 +270,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 	}
 	b.WriteString("(def main Integer ()\n    (print")
 	if selfCheck {
-		b.WriteString("\n      \"self_check \" (self_check) \" -1 0\\n\"")
+		b.WriteString("\n      \"self_check \" (self_check) \" -1 0 0 0\\n\"")
 	}
 	for _, c := range checks {
 		for k := 0; k < n; k++ {
@@ -263,7 +279,11 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 			if c.fd {
 				fd = fmt.Sprintf("(fd$%s %s %s %s)", c.name, x, dx, dr)
 			}
-			fmt.Fprintf(&b, "\n      %q (adj$%[2]s %[3]s %[4]s %[5]s) \" \" %[6]s \" \" (sufadj$%[2]s %[3]s %[4]s %[5]s) \"\\n\"", c.name+" ", c.name, x, dx, dr, fd)
+			vval := "0.0"
+			if rt := c.dr.ksType(); tangentOf(rt) == rt {
+				vval = fmt.Sprintf("(vval$%s %s %s)", c.name, x, dr)
+			}
+			fmt.Fprintf(&b, "\n      %q (adj$%[2]s %[3]s %[4]s %[5]s) \" \" %[6]s \" \" (sufadj$%[2]s %[3]s %[4]s %[5]s) \" \" (vadj$%[2]s %[3]s %[4]s %[5]s) \" \" %[7]s \"\\n\"", c.name+" ", c.name, x, dx, dr, fd, vval)
 		}
 	}
 	b.WriteString("))\n")

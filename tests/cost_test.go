@@ -111,7 +111,7 @@ var primalCounts = []struct {
 
 // TestPrimalEvaluations counts the calls of an edef (counted, a C
 // function with a counter: testdata/cost/counted.c) in f and in [fwd f],
-// [rev f] and [sufrev f], with both reverse strategies: a derivative that
+// [rev f], [sufrev f] and [vrev f], with both reverse strategies: a derivative that
 // evaluates each primal operation at most twice calls it at most twice as
 // often as f. A derivative that re-runs its callees' primal code (at every
 // level of a recursion, say) calls it more often, by a factor that grows
@@ -131,7 +131,7 @@ func TestPrimalEvaluations(t *testing.T) {
 	}
 	var b strings.Builder
 	b.Write(src)
-	derivs := []string{"fwd", "rev", "sufrev"}
+	derivs := []string{"fwd", "rev", "sufrev", "vrev"}
 	k := 0
 	line := func(label, call string) {
 		k++
@@ -152,6 +152,7 @@ func TestPrimalEvaluations(t *testing.T) {
 		line(c.name+" fwd", fmt.Sprintf("([fwd %s] %s %s)", c.name, c.arg, dx))
 		line(c.name+" rev", fmt.Sprintf("(ts_dot ([rev %s] %s 1.0) %s)", c.name, c.arg, dx))
 		line(c.name+" sufrev", fmt.Sprintf("(ts_dot ([sufrev %s] %s 1.0) %s)", c.name, c.arg, dx))
+		line(c.name+" vrev", fmt.Sprintf("(ts_dot (get$2$2 ([vrev %s] %s 1.0)) %s)", c.name, c.arg, dx))
 	}
 	b.WriteString("))\n")
 	file := filepath.Join(t.TempDir(), "counted.ks")

@@ -818,7 +818,7 @@ func derivedArgForm(d string) string {
 	switch d {
 	case "fwd":
 		return "a pair (x, dx) of a point and a tangent"
-	case "rev", "sufrev":
+	case "rev", "sufrev", "vrev":
 		return "a pair (x, dr) of a point and a cotangent"
 	case "sufrevpass":
 		return "(dr, bog), and must be written [sufrevpass [f S]]"
