@@ -10,8 +10,9 @@ import (
 	"github.com/ksc-lang/ksc/ir"
 )
 
-// BuildLibrary builds DIR/libNAME.so and DIR/NAME.h from prog (optimised).
-// If emitC is not empty the generated C is also written there.
+// BuildLibrary builds DIR/libNAME.so, its header DIR/NAME.h and its
+// manifest DIR/NAME.json (cemit.Manifest) from prog (optimised). If emitC
+// is not empty the generated C is also written there.
 func BuildLibrary(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string) error {
 	if err := cemit.CheckLibraryName(name); err != nil {
 		return err
@@ -41,6 +42,9 @@ func BuildLibrary(ctx context.Context, prog *ir.Program, name, dir string, cc CC
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".h"), []byte(out.Header), 0o644); err != nil {
 		return fmt.Errorf("writing the header: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(out.Manifest), 0o644); err != nil {
+		return fmt.Errorf("writing the manifest: %w", err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ksc-lang/ksc/cl"
 	"github.com/ksc-lang/ksc/driver"
 	cemit "github.com/ksc-lang/ksc/emit/c"
+	pyemit "github.com/ksc-lang/ksc/emit/python"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/syntax"
 )
@@ -407,6 +408,9 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 	if err := cemit.CheckLibraryName(name); err != nil {
 		return usagef("build: %v", err)
 	}
+	if c.Bool("python") && pyemit.IsKeyword(name) {
+		return usagef("build: --python: the library name %q is a Python keyword, so the module %s.py could not be imported", name, name)
+	}
 	t := newTimer(c.Bool("time"), stderr)
 	p, err := compile(c, t)
 	if err != nil {
@@ -415,6 +419,11 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 	dir := filepath.Dir(out)
 	if err := driver.BuildLibrary(c.Context, p, name, dir, cCompiler(c, "-O3"), c.String("emit-c")); err != nil {
 		return err
+	}
+	if c.Bool("python") {
+		if err := os.WriteFile(filepath.Join(dir, name+".py"), []byte(pyemit.Module(name)), 0o644); err != nil {
+			return fmt.Errorf("writing the Python module: %w", err)
+		}
 	}
 	t.step("build")
 	return nil

@@ -217,11 +217,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			{
 				Name:      "build",
-				Usage:     "build a shared library and its C header",
+				Usage:     "build a shared library, its C header and its manifest",
 				ArgsUsage: "FILE.ks... -o DIR/libNAME.so",
-				Description: "Writes DIR/libNAME.so and DIR/NAME.h. Every def becomes NAME_<def>, taking\n" +
+				Description: "Writes DIR/libNAME.so, DIR/NAME.h and DIR/NAME.json, a manifest of the entry\n" +
+					"points and their types. Every def becomes NAME_<def>, taking\n" +
 					"a context, its arguments and a pointer to its result, and returning 0 or an\n" +
-					"error code (the message is in NAME_ctx_error). Honours $CC and $CFLAGS\n" +
+					"error code (the message is in NAME_ctx_error). --python also writes DIR/NAME.py,\n" +
+					"a Python module binding the library with ctypes (numpy arrays in and out if\n" +
+					"numpy is installed, else lists; errors raise NAME.KscError). Honours $CC and $CFLAGS\n" +
 					"(default -O3; CFLAGS=\"-O3 -march=native\" for this machine's vector units).\n" +
 					"--threads shares the iterations of outer builds and sums among OpenMP threads\n" +
 					"(OMP_NUM_THREADS sets how many); results are the same as without it.\n" +
@@ -232,6 +235,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "o", Required: true, Usage: "output library `DIR/libNAME.so`"},
 					&cli.StringFlag{Name: "emit-c", Usage: "also write the generated C to `FILE`"},
+					&cli.BoolFlag{Name: "python", Usage: "also write DIR/NAME.py, Python bindings (ctypes; numpy if installed)"},
 					checkFlag, timeFlag, revFlag, adFlag, threadsFlag, noOptFlag,
 				},
 				Action: func(c *cli.Context) error { return cmdBuild(c, stderr) },

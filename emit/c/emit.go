@@ -47,8 +47,9 @@ type Options struct {
 
 // Output is the generated code.
 type Output struct {
-	C      string // the C file
-	Header string // the library's header (Library only)
+	C        string // the C file
+	Header   string // the library's header (Library only)
+	Manifest string // the library's manifest, JSON (Library only; see Manifest)
 }
 
 // Emit generates C for prog, which must have been lowered (no prelude
@@ -138,9 +139,9 @@ func (e *emitter) program(prog *ir.Program) *Output {
 	if e.opts.Main {
 		main = e.mainFunc(prog)
 	}
-	var exports, header string
+	var exports, header, manifest string
 	if e.opts.Library {
-		exports, header = e.library(prog)
+		exports, header, manifest = e.library(prog)
 	}
 
 	var b strings.Builder
@@ -157,7 +158,7 @@ func (e *emitter) program(prog *ir.Program) *Output {
 	b.WriteString(defs.String())
 	b.WriteString(exports)
 	b.WriteString(main)
-	return &Output{C: b.String(), Header: header}
+	return &Output{C: b.String(), Header: header, Manifest: manifest}
 }
 
 // function emits the C function for a def.
@@ -207,14 +208,11 @@ func isCIdent(s string) bool { return cIdentRE.MatchString(s) }
 // cParams returns the C parameter types for an argument type: one per field
 // of a tuple, none for the unit tuple, else one.
 func (e *emitter) cParams(arg *types.Type) []string {
-	if arg.Kind == types.Tuple {
-		ps := make([]string, len(arg.Elems))
-		for i, t := range arg.Elems {
-			ps[i] = e.ctype(t)
-		}
-		return ps
+	var ps []string
+	for _, t := range paramTypes(arg) {
+		ps = append(ps, e.ctype(t))
 	}
-	return []string{e.ctype(arg)}
+	return ps
 }
 
 // funcName returns the unique C name of a ks function.

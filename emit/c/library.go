@@ -94,8 +94,8 @@ func exports(prog *ir.Program, prefix string, taken map[string]bool) []Export {
 	return out
 }
 
-// library returns the exported entry points and the header.
-func (e *emitter) library(prog *ir.Program) (string, string) {
+// library returns the exported entry points, the header and the manifest.
+func (e *emitter) library(prog *ir.Program) (string, string, string) {
 	p := e.opts.Prefix
 	var c, h strings.Builder
 	fmt.Fprintf(&c, `
@@ -176,15 +176,22 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 		taken[n] = true
 	}
 	var decls strings.Builder
+	man := &Manifest{Version: 1, Library: "lib" + p + ".so", Prefix: p, Functions: []ManifestFunc{}}
 	for _, x := range exports(prog, p, taken) {
 		f := x.Func
 		params := []string{p + "_ctx *ctx"}
 		var args []string
 		names := paramNames(f)
+		mf := ManifestFunc{Name: strings.TrimPrefix(x.Name, p+"_"), Symbol: x.Name, KS: f.FullName(), Params: []ManifestParam{}}
 		for i, t := range e.cParams(f.Arg) {
 			params = append(params, t+" "+names[i])
 			args = append(args, names[i])
 		}
+		for i, t := range paramTypes(f.Arg) {
+			mf.Params = append(mf.Params, ManifestParam{Name: names[i], Type: e.manifestType(t)})
+		}
+		mf.Result = e.manifestType(f.Result)
+		man.Functions = append(man.Functions, mf)
 		params = append(params, e.ctype(f.Result)+" *out")
 		sig := fmt.Sprintf("int %s(%s)", x.Name, strings.Join(params, ", "))
 		note := ""
@@ -199,11 +206,7 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 		// runs in the frame that calls setjmp (whose variables gcc would
 		// warn longjmp might clobber: -Wclobbered).
 		var checks strings.Builder
-		argTypes := []*types.Type{f.Arg}
-		if f.Arg.Kind == types.Tuple {
-			argTypes = f.Arg.Elems
-		}
-		for i, t := range argTypes {
+		for i, t := range paramTypes(f.Arg) {
 			if needsCheck(t) {
 				fmt.Fprintf(&checks, "  %s(ctx, %s, %q, %s);\n", e.helper("checkarg", t), cString(f.P.String()), names[i], names[i])
 			}
@@ -317,7 +320,16 @@ int %[1]s_ctx_set_max_bytes(%[1]s_ctx *ctx, size_t bytes);
 
 #endif /* %[2]s */
 `, p, guard, e.types.String(), decls.String())
-	return c.String(), h.String()
+	return c.String(), h.String(), manifestJSON(man)
+}
+
+// paramTypes returns the types of the C parameters of a function taking
+// arg: a tuple's fields, as separate parameters, or arg.
+func paramTypes(arg *types.Type) []*types.Type {
+	if arg.Kind == types.Tuple {
+		return arg.Elems
+	}
+	return []*types.Type{arg}
 }
 
 // paramNames returns C names for a function's C parameters: the ks
