@@ -218,6 +218,9 @@ func (m *machine) eval(e ir.Expr, sc *env) Value {
 		}
 		return m.eval(e.Body, sc)
 	case *ir.Dummy:
+		if !hasZero(e.T, nil) {
+			unsupported(e.P, "the evaluator has no value of type %s for $dummy (a type that contains itself, or a variant)", e.T)
+		}
 		return zeroOf(e.T)
 	case *ir.Call:
 		if e.Prim == nil {
@@ -298,8 +301,37 @@ func zeroOf(t *types.Type) Value {
 		return z
 	case types.Tensor:
 		return &Tensor{Shape: make([]int64, t.Rank)}
+	case types.Named:
+		return zeroOf(t.Def)
 	}
 	panic("eval: no value of type " + t.String())
+}
+
+// hasZero reports whether zeroOf(t) is defined: t holds no variant and
+// no named type inside its own definition (seen holds those around t).
+func hasZero(t *types.Type, seen map[*types.Type]bool) bool {
+	switch t.Kind {
+	case types.Float, types.Integer, types.Bool, types.String, types.Tensor:
+		return true // a tensor's zero is empty, whatever its elements
+	case types.Tuple:
+		for _, e := range t.Elems {
+			if !hasZero(e, seen) {
+				return false
+			}
+		}
+		return true
+	case types.Named:
+		if seen[t] || t.Def == nil {
+			return false
+		}
+		if seen == nil {
+			seen = map[*types.Type]bool{}
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		return hasZero(t.Def, seen)
+	}
+	return false
 }
 
 // print writes a value in the format of the language: Float as C's %g,

@@ -130,12 +130,24 @@ func TestUnsupported(t *testing.T) {
 			"t.ks:1:65: the evaluator does not run derived function [rev f]"},
 		{"(edef g Float (Float)) (def main Integer () (print (g 1.0)))",
 			"t.ks:1:52: the evaluator does not run [g Float]: it is declared by edef and has no definition"},
+		{"(deftype L (Tuple Float L)) (def main Integer () (let (x ($dummy L)) 0))",
+			"t.ks:1:58: the evaluator has no value of type L for $dummy (a type that contains itself, or a variant)"},
 	} {
 		_, err := run(t, c.src)
 		var u *eval.Unsupported
 		if !errors.As(err, &u) || err.Error() != c.want {
 			t.Errorf("%s: error %v, want %s", c.src, err, c.want)
 		}
+	}
+}
+
+// TestDummyNamed: ($dummy T) of a named type is the zero of its
+// definition (it was an internal error).
+func TestDummyNamed(t *testing.T) {
+	out, err := run(t, `(deftype P (Tuple Float (Vec Float) Integer))
+(def main Integer () (let (x ($dummy P)) (print "ok\n")))`)
+	if err != nil || out != "ok\n" {
+		t.Errorf("got %q, %v", out, err)
 	}
 }
 
