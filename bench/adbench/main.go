@@ -1,5 +1,5 @@
-// Command adbench runs the ADBench benchmarks of ../shared/spec/benchmarks.md
-// (GMM and LSTM) on ksc's generated C. For each kind it builds a library
+// Command adbench runs the ADBench benchmarks (microsoft/ADBench's GMM and
+// LSTM) on ksc's generated C. For each kind it builds a library
 // from the benchmark written in ks (bench/gmm.ks, bench/lstm.ks) with the equivalent of
 // ksc build, compiles a C harness against it, and runs the harness on each
 // input file: the harness checks the objective against the reference value,
