@@ -157,6 +157,10 @@ func (d *deriver) generate(f *ir.Func) {
 		x, dr, acc := d.params3(f)
 		f.Body = ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x)))
 	case "rev":
+		if f.Name.Wrt != nil {
+			d.wrtRev(f, base, p)
+			return
+		}
 		if d.opts.Rev == "bog" {
 			d.splitRev(f, base, p)
 			return
@@ -222,6 +226,43 @@ func (d *deriver) splitRev(f, base *ir.Func, p ir.Pos) {
 	f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb))))
 }
 
+// wrtRev makes f, [rev g I], the gradient with respect to the arguments
+// at the positions I only: the parts I of the gradient g's reverse mode
+// adds into a zero, ($addTo (ts_zero x) (lmApplyR dr ([D g] x))), as
+// [revacc g]'s body, which the optimiser turns into code in place. The
+// parts left out are dead, so the optimiser removes the code that makes
+// them. (With --rev bog too: the split passes compute the whole gradient.)
+func (d *deriver) wrtRev(f, base *ir.Func, p ir.Pos) {
+	dg, err := d.jacobianOf(base, p)
+	if err != nil {
+		d.errorf(p, "%v", err)
+		return
+	}
+	x, dr := d.params(f, "x", "dr")
+	grad := ir.MkPrim(p, "$addTo", ir.MkPrim(p, "ts_zero", x), ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x)))
+	f.Body = d.wrtParts(p, f.Name.Wrt, base.Arg, grad)
+}
+
+// wrtParts returns the parts at the positions wrt of the gradient g with
+// respect to an argument of type s: g itself if s is not a tuple (the one
+// position is 0), the part at a single position, or the tuple of the
+// parts.
+func (d *deriver) wrtParts(p ir.Pos, wrt []int, s *types.Type, g ir.Expr) ir.Expr {
+	t := g.Type()
+	if s.Kind != types.Tuple {
+		return g
+	}
+	v := d.ns.FreshVar(p, "grad", t)
+	parts := make([]ir.Expr, len(wrt))
+	for k, i := range wrt {
+		parts[k] = ir.MkGet(p, i+1, ir.Ref(p, v))
+	}
+	if len(parts) == 1 {
+		return ir.MkLet(p, v, g, parts[0])
+	}
+	return ir.MkLet(p, v, g, ir.MkTuple(p, parts...))
+}
+
 // valueRev makes f, [vrev g] of type (Tuple S dT) -> (Tuple T dS), the
 // value and the gradient from one forward sweep: by default
 // ([revfull g] x dr (ts_zero x)), whose value and gradient the optimiser
@@ -230,6 +271,23 @@ func (d *deriver) splitRev(f, base *ir.Func, p ir.Pos) {
 // pb = ([suffwdpass g] x).
 func (d *deriver) valueRev(f, base *ir.Func, p ir.Pos) {
 	x, dr := d.params(f, "x", "dr")
+	if d.opts.Rev != "bog" && f.Name.Wrt != nil {
+		// (let (r (tuple (g x) ($addTo (ts_zero x) (lmApplyR dr ([D g] x)))))
+		//   (tuple r.1 (the parts I of r.2))),
+		// whose tuple eliminate-lm computes as [revfull g]'s body; the
+		// parts of the gradient left out are then dead code.
+		dg, err := d.jacobianOf(base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		full := ir.MkTuple(p, ir.CallFunc(p, base, x),
+			ir.MkPrim(p, "$addTo", ir.MkPrim(p, "ts_zero", x), ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x))))
+		r := d.ns.FreshVar(p, "r", full.T)
+		f.Body = ir.MkLet(p, r, full, ir.MkTuple(p, ir.MkGet(p, 1, ir.Ref(p, r)),
+			d.wrtParts(p, f.Name.Wrt, base.Arg, ir.MkGet(p, 2, ir.Ref(p, r)))))
+		return
+	}
 	if d.opts.Rev != "bog" {
 		rf, err := d.need("revfull", base, p)
 		if err != nil {
@@ -250,8 +308,11 @@ func (d *deriver) valueRev(f, base *ir.Func, p ir.Pos) {
 		return
 	}
 	pb := d.ns.FreshVar(p, "pb", fw.Result)
-	f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.MkTuple(p, ir.MkGet(p, 1, ir.Ref(p, pb)),
-		ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb)))))
+	var grad ir.Expr = ir.CallFunc(p, rv, dr, ir.MkGet(p, 2, ir.Ref(p, pb)))
+	if f.Name.Wrt != nil {
+		grad = d.wrtParts(p, f.Name.Wrt, base.Arg, grad)
+	}
+	f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.MkTuple(p, ir.MkGet(p, 1, ir.Ref(p, pb)), grad))
 }
 
 // params gives a derived function of a pair two parameters and returns

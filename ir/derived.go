@@ -86,6 +86,39 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 	return nil, nil, "unknown derivation " + deriv
 }
 
+// WrtResult returns the result type of [deriv f I], f : s -> t, which
+// differentiates with respect to the arguments at the positions I only,
+// given res, that of [deriv f]: the tangent of the argument at I's one
+// position, or the tuple of the tangents at its positions, in place of
+// the whole gradient. The positions index the fields of s if it is a
+// tuple; otherwise the only position is 0. Only rev and vrev take
+// positions.
+func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string) {
+	if deriv != "rev" && deriv != "vrev" {
+		return nil, "only [rev f ...] and [vrev f ...] take the positions of the arguments to differentiate"
+	}
+	args := []*types.Type{s}
+	if s.Kind == types.Tuple {
+		args = s.Elems
+	}
+	var ds []*types.Type
+	for _, i := range wrt {
+		if i >= len(args) {
+			return nil, fmt.Sprintf("argument position %d is out of range: the function takes %d argument(s), at positions 0 to %d", i, len(args), len(args)-1)
+		}
+		d, _ := types.Tangent(args[i])
+		ds = append(ds, d)
+	}
+	g := types.TupleOf(ds...)
+	if len(ds) == 1 {
+		g = ds[0]
+	}
+	if deriv == "vrev" {
+		return types.TupleOf(res.Elems[0], g), ""
+	}
+	return g, ""
+}
+
 // AddsIntoLastArg reports whether [deriv f] adds into its last argument,
 // an accumulator, in place ([revacc f], [revfull f], [bogrev f]): like the
 // first argument of $addTo, a value passed there is not the caller's after

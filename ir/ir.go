@@ -11,6 +11,7 @@
 package ir
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/ksc-lang/ksc/syntax"
@@ -181,15 +182,49 @@ const (
 type Name struct {
 	Derivs []string
 	Base   string
+	// Wrt, if not nil, lists the positions of the arguments the outermost
+	// derivation differentiates with respect to, ascending ([rev f 0 2]);
+	// the others are constants, with no gradient.
+	Wrt []int
 }
 
 // String returns the ks spelling of the name without argument type.
-func (n Name) String() string {
-	s := n.Base
+func (n Name) String() string { return n.spell(n.Base) }
+
+// spell returns the name with base as the underived function's spelling.
+func (n Name) spell(base string) string {
+	s := base
 	for i := len(n.Derivs) - 1; i >= 0; i-- {
-		s = "[" + n.Derivs[i] + " " + s + "]"
+		w := ""
+		if i == 0 {
+			w = n.WrtString()
+		}
+		s = "[" + n.Derivs[i] + " " + s + w + "]"
 	}
 	return s
+}
+
+// Words returns the words of the name for a generated identifier: the
+// derivations, the base, and "wrt" and the positions of Wrt if any
+// ([rev f 0 2] gives rev f wrt 0 2).
+func (n Name) Words() []string {
+	w := append(append([]string{}, n.Derivs...), n.Base)
+	if n.Wrt != nil {
+		w = append(w, "wrt")
+		for _, i := range n.Wrt {
+			w = append(w, strconv.Itoa(i))
+		}
+	}
+	return w
+}
+
+// WrtString returns the positions of Wrt, each after a space: " 0 2".
+func (n Name) WrtString() string {
+	var b strings.Builder
+	for _, i := range n.Wrt {
+		b.WriteString(" " + strconv.Itoa(i))
+	}
+	return b.String()
 }
 
 // Internal reports whether the name has a derivation no gdef can name,
@@ -205,7 +240,7 @@ func (n Name) Internal() bool {
 }
 
 // Inner returns the name with its outermost derivation removed.
-func (n Name) Inner() Name { return Name{Derivs: n.Derivs[1:], Base: n.Base} }
+func (n Name) Inner() Name { return Name{Derivs: n.Derivs[1:], Base: n.Base} } // without Wrt
 
 // Derive returns [d n].
 func (n Name) Derive(d string) Name {
@@ -245,11 +280,7 @@ type Func struct {
 // FullName returns the function's name with its argument type, as written
 // in ks to name exactly this overload: [rev [f (Vec Float)]].
 func (f *Func) FullName() string {
-	s := "[" + f.Name.Base + " " + f.BaseArg.String() + "]"
-	for i := len(f.Name.Derivs) - 1; i >= 0; i-- {
-		s = "[" + f.Name.Derivs[i] + " " + s + "]"
-	}
-	return s
+	return f.Name.spell("[" + f.Name.Base + " " + f.BaseArg.String() + "]")
 }
 
 // Key returns a string identifying the function's overload: its
@@ -258,7 +289,7 @@ func (f *Func) Key() string { return FuncKey(f.Name, f.BaseArg) }
 
 // FuncKey is the key of the overload of name whose base function takes baseArg.
 func FuncKey(name Name, baseArg *types.Type) string {
-	return strings.Join(name.Derivs, " ") + "|" + name.Base + "|" + baseArg.String()
+	return strings.Join(name.Derivs, " ") + name.WrtString() + "|" + name.Base + "|" + baseArg.String()
 }
 
 // A Program is a typed program: its functions in declaration order (a

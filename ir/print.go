@@ -47,7 +47,7 @@ func FuncDecl(f *Func) syntax.Decl {
 		return &syntax.Edef{Name: funcName(f, false), Result: te(f.Result), Arg: te(f.Arg)}
 	case f.Body == nil:
 		if len(f.Name.Derivs) == 1 {
-			return &syntax.Gdef{Deriv: f.Name.Derivs[0], Target: &syntax.Name{Base: f.Name.Base, Arg: te(f.BaseArg)}}
+			return &syntax.Gdef{Deriv: f.Name.Derivs[0], Target: &syntax.Name{Base: f.Name.Base, Arg: te(f.BaseArg)}, Wrt: f.Name.Wrt}
 		}
 		return &syntax.Edef{Name: funcName(f, true), Result: te(f.Result), Arg: te(f.Arg)}
 	}
@@ -72,6 +72,9 @@ func funcName(f *Func, explicit bool) *syntax.Name {
 	}
 	for i := len(f.Name.Derivs) - 1; i >= 0; i-- {
 		n = &syntax.Name{Deriv: f.Name.Derivs[i], Inner: n}
+	}
+	if len(f.Name.Derivs) > 0 {
+		n.Wrt = f.Name.Wrt
 	}
 	return n
 }

@@ -39,8 +39,18 @@ func eliminateLM(ctx *Context) error {
 				}
 			}()
 			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull" {
-				f.Body = revfullBody(f, ns, res)
+				f.Body = reverseValue(f.Body.(*ir.Tuple), f, ns, res)
 				return
+			}
+			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "vrev" && f.Name.Wrt != nil {
+				// (let (r (tuple (f x) ($addTo ...))) (tuple r.1 parts of r.2)):
+				// the value and gradient as [revfull f]'s.
+				if l, ok := f.Body.(*ir.Let); ok {
+					if t, ok := l.Rhs.(*ir.Tuple); ok {
+						f.Body = &ir.Let{P: l.P, Vars: l.Vars, Rhs: reverseValue(t, f, ns, res), Body: l.Body}
+						return
+					}
+				}
 			}
 			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "fwdfull" {
 				f.Body = fwdfullBody(f, ns, res)
@@ -190,12 +200,12 @@ func (r *resolver) RevAcc(g *ir.Func) (*ir.Func, bool, error) {
 	return nil, false, fmt.Errorf("no %s to apply [D %s] in reverse", g.Name.Derive("rev"), g.Name)
 }
 
-// revfullBody computes [revfull f](x, dr, acc) = (f x, acc + [rev f](x, dr))
-// from one inlined Jacobian of f, so that the value and the reverse pass
-// share the primal computation (see linmap.ReverseValue).
-func revfullBody(f *ir.Func, ns *ir.Names, res linmap.Resolver) ir.Expr {
-	// The body derive made: (tuple (f x) ($addTo acc (lmApplyR dr ([D f] x)))).
-	t := f.Body.(*ir.Tuple)
+// reverseValue computes the body of [revfull f](x, dr, acc) = (f x, acc +
+// [rev f](x, dr)), t, from one inlined Jacobian of f, so that the value and
+// the reverse pass share the primal computation (see linmap.ReverseValue).
+// [vrev f I] has such a tuple too.
+func reverseValue(t *ir.Tuple, f *ir.Func, ns *ir.Names, res linmap.Resolver) ir.Expr {
+	// What derive made: (tuple (f x) ($addTo acc (lmApplyR dr ([D f] x)))).
 	add := t.Elems[1].(*ir.Call)
 	app := add.Args[1].(*ir.Call)
 	m := inlineSelf(app.Args[1], f)

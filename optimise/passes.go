@@ -71,7 +71,7 @@ func simplifyPass(ctx *Context) error {
 			before := r.steps + s.Steps
 			e = ir.Map(e, func(x ir.Expr) ir.Expr {
 				x = r.node(x)
-				if y := foldIf(constFold(x)); y != x {
+				if y := deadLoopState(zeroParts(foldIf(constFold(x)))); y != x {
 					s.Steps++
 					x = y
 				}

@@ -50,6 +50,7 @@ type Gdef struct {
 	DerivPos       Pos
 	Deriv          string
 	Target         *Name // always has an explicit argument type
+	Wrt            []int // as Name.Wrt: (gdef rev [f T] 0 2)
 }
 
 // A Rule is a rewrite rule for the optimiser.
@@ -75,13 +76,17 @@ type Deftype struct {
 }
 
 // A Name names a global function: f, [f T], [rev f], [rev [f T]],
-// [shape [rev f]].
+// [shape [rev f]], [rev f 0 2].
 type Name struct {
 	P     Pos
 	Deriv string // derivation word ("rev", "fwd", ...) or "" for a base name
 	Inner *Name  // Deriv != "": the function derived
-	Base  string // Deriv == "": the function's name
-	Arg   *TypeExpr
+	// Wrt, if not nil, lists the positions of the arguments a derivation
+	// differentiates with respect to ([rev f 0 2]: f's first and third);
+	// the others are constants.
+	Wrt  []int
+	Base string // Deriv == "": the function's name
+	Arg  *TypeExpr
 	// Arg is the explicit argument type of [f T]; for derived names it is
 	// on the innermost name.
 }

@@ -135,7 +135,7 @@ func (p *parser) arity(l *List, n int, form string) {
 var forms = map[string]string{
 	"def":     "(def NAME RESULT PARAMS BODY)",
 	"edef":    "(edef NAME RESULT ARGTYPE)",
-	"gdef":    "(gdef DERIVATION [NAME ARGTYPE])",
+	"gdef":    "(gdef DERIVATION [NAME ARGTYPE] POSITION...)",
 	"rule":    `(rule "NAME" PARAMS LHS RHS)`,
 	"deftype": "(deftype NAME TYPE)",
 	"let":     "(let (x e) body) or (let ((x e1) (y e2)) body)",
@@ -195,21 +195,43 @@ func isTypeConstructor(w string) bool {
 }
 
 func (p *parser) gdef(l *List) *Gdef {
-	p.arity(l, 3, "gdef")
+	if len(l.Elems) < 3 {
+		p.arity(l, 3, "gdef")
+	}
 	d := &Gdef{Lparen: l.Open, Rparen: l.Close}
 	a, ok := l.Elems[1].(*Atom)
 	if !ok || a.Kind != IdentAtom {
-		p.fail(l.Elems[1].Pos(), "gdef: expected a derivation (fwd, rev, CL, shape, suffwdpass, sufrevpass, sufrev)")
+		p.fail(l.Elems[1].Pos(), "gdef: expected a derivation (fwd, rev, vrev, CL, shape, suffwdpass, sufrevpass, sufrev)")
 	}
 	if allowed, known := Derivations[a.Text]; !known || !allowed {
-		p.fail(a.P, "gdef: unknown derivation %q (expected fwd, rev, CL, shape, suffwdpass, sufrevpass or sufrev)", a.Text)
+		p.fail(a.P, "gdef: unknown derivation %q (expected fwd, rev, vrev, CL, shape, suffwdpass, sufrevpass or sufrev)", a.Text)
 	}
 	d.Deriv, d.DerivPos = a.Text, a.P
 	d.Target = p.name(l.Elems[2])
 	if d.Target.Deriv != "" || d.Target.Arg == nil {
 		p.fail(d.Target.P, "gdef: expected [NAME ARGTYPE], the function and its argument type")
 	}
+	d.Wrt = p.positions(l.Elems[3:])
 	return d
+}
+
+// positions parses the positions of the arguments a derivation
+// differentiates with respect to, [rev f 0 2] and (gdef rev [f T] 0 2):
+// nil if there are none.
+func (p *parser) positions(elems []SExpr) []int {
+	var wrt []int
+	for _, e := range elems {
+		x, ok := e.(*Atom)
+		if !ok || x.Kind != IntAtom {
+			p.fail(e.Pos(), "expected the position of an argument to differentiate with respect to (0, 1, ...), found %s", describe(e))
+		}
+		i, err := strconv.Atoi(x.Text)
+		if err != nil || i < 0 || len(wrt) > 0 && i <= wrt[len(wrt)-1] {
+			p.fail(x.P, "the positions of the arguments must be distinct and ascending, from 0: found %s", x.Text)
+		}
+		wrt = append(wrt, i)
+	}
+	return wrt
 }
 
 func (p *parser) rule(l *List) *Rule {
@@ -241,14 +263,14 @@ func (p *parser) name(s SExpr) *Name {
 		if !s.Square {
 			p.fail(s.Open, "expected a function name, found a parenthesised list")
 		}
-		if len(s.Elems) != 2 {
-			p.fail(s.Open, "expected [DERIVATION NAME] or [NAME ARGTYPE]")
-		}
-		if a, ok := s.Elems[0].(*Atom); ok && a.Kind == IdentAtom {
+		if a, ok := s.Elems[0].(*Atom); ok && a.Kind == IdentAtom && len(s.Elems) >= 2 {
 			if _, isDeriv := Derivations[a.Text]; isDeriv {
 				inner := p.name(s.Elems[1])
-				return &Name{P: s.Open, Deriv: a.Text, Inner: inner}
+				return &Name{P: s.Open, Deriv: a.Text, Inner: inner, Wrt: p.positions(s.Elems[2:])}
 			}
+		}
+		if len(s.Elems) != 2 {
+			p.fail(s.Open, "expected [DERIVATION NAME], [DERIVATION NAME POSITION...] or [NAME ARGTYPE]")
 		}
 		n := p.name(s.Elems[0])
 		if n.Deriv != "" || n.Arg != nil {

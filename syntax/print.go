@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/ksc-lang/ksc/types"
@@ -75,7 +76,11 @@ func declDoc(d Decl) *doc {
 	case *Edef:
 		return listDoc(d.Lparen, d.Rparen, 4, atomDoc(d.Lparen, "edef"), nameDoc(d.Name), typeDoc(d.Result), typeDoc(d.Arg))
 	case *Gdef:
-		return listDoc(d.Lparen, d.Rparen, 3, atomDoc(d.Lparen, "gdef"), atomDoc(d.DerivPos, d.Deriv), nameDoc(d.Target))
+		elems := []*doc{atomDoc(d.Lparen, "gdef"), atomDoc(d.DerivPos, d.Deriv), nameDoc(d.Target)}
+		for _, i := range d.Wrt {
+			elems = append(elems, atomDoc(d.DerivPos, strconv.Itoa(i)))
+		}
+		return listDoc(d.Lparen, d.Rparen, 3, elems...)
 	case *Rule:
 		return listDoc(d.Lparen, d.Rparen, 3, atomDoc(d.Lparen, "rule"), atomDoc(d.Lparen, quote(d.Name)),
 			paramsDoc(d.Params, d.OneParam), exprDoc(d.Lhs), exprDoc(d.Rhs))
@@ -87,7 +92,11 @@ func declDoc(d Decl) *doc {
 
 func nameDoc(n *Name) *doc {
 	if n.Deriv != "" {
-		d := listDoc(n.P, Pos{}, 2, atomDoc(n.P, n.Deriv), nameDoc(n.Inner))
+		elems := []*doc{atomDoc(n.P, n.Deriv), nameDoc(n.Inner)}
+		for _, i := range n.Wrt {
+			elems = append(elems, atomDoc(n.P, strconv.Itoa(i)))
+		}
+		d := listDoc(n.P, Pos{}, 2, elems...)
 		d.open = '['
 		return d
 	}

@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -100,12 +101,15 @@ func TestParseNames(t *testing.T) {
 		derivs string
 		base   string
 		arg    string
+		wrt    string
 	}{
-		{"(f x)", "", "f", ""},
-		{"([f Float] x)", "", "f", "Float"},
-		{"([rev f] x)", "rev", "f", ""},
-		{"([rev [f (Vec Float)]] x)", "rev", "f", "(Vec Float)"},
-		{"([shape [rev f]] x)", "shape rev", "f", ""},
+		{"(f x)", "", "f", "", ""},
+		{"([f Float] x)", "", "f", "Float", ""},
+		{"([rev f] x)", "rev", "f", "", ""},
+		{"([rev [f (Vec Float)]] x)", "rev", "f", "(Vec Float)", ""},
+		{"([shape [rev f]] x)", "shape rev", "f", "", ""},
+		{"([rev f 0 2] x)", "rev", "f", "", "[0 2]"},
+		{"([vrev [f (Tuple Float Float)] 1] x)", "vrev", "f", "(Tuple Float Float)", "[1]"},
 	} {
 		e, err := ParseExpr("t.ks", []byte(tc.src))
 		if err != nil {
@@ -117,8 +121,16 @@ func TestParseNames(t *testing.T) {
 		if r := n.Root(); r.Arg != nil {
 			arg = r.Arg.T.String()
 		}
-		if strings.Join(n.Derivs(), " ") != tc.derivs || n.Root().Base != tc.base || arg != tc.arg {
-			t.Errorf("%s: derivs %v base %s arg %s", tc.src, n.Derivs(), n.Root().Base, arg)
+		wrt := ""
+		if n.Wrt != nil {
+			wrt = fmt.Sprint(n.Wrt)
+		}
+		if strings.Join(n.Derivs(), " ") != tc.derivs || n.Root().Base != tc.base || arg != tc.arg || wrt != tc.wrt {
+			t.Errorf("%s: derivs %v base %s arg %s wrt %s", tc.src, n.Derivs(), n.Root().Base, arg, wrt)
+		}
+		// The printer writes the name back as it was.
+		if got := FormatExpr(e); got != tc.src {
+			t.Errorf("%s printed as %s", tc.src, got)
 		}
 	}
 }

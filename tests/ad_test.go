@@ -155,7 +155,7 @@ func evalChecks(dir, name, prelude string, checks []*check, n int, selfCheck boo
 		seen := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 			f := strings.Fields(line)
-			if len(f) != 6 {
+			if len(f) != 7 {
 				return nil, fmt.Errorf("%s backend: bad line %q", b, line)
 			}
 			seen[f[0]]++
@@ -164,7 +164,8 @@ func evalChecks(dir, name, prelude string, checks []*check, n int, selfCheck boo
 			sufadj, err3 := strconv.ParseFloat(f[3], 64)
 			vadj, err4 := strconv.ParseFloat(f[4], 64)
 			vval, err5 := strconv.ParseFloat(f[5], 64)
-			if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
+			wrt, err6 := strconv.ParseFloat(f[6], 64)
+			if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil {
 				bad(f[0], "%s backend, %s: cannot read %q", b, f[0], line)
 				continue
 			}
@@ -191,6 +192,10 @@ func evalChecks(dir, name, prelude string, checks []*check, n int, selfCheck boo
 			// (the optimised [revfull f]), so it may round otherwise.
 			if !(vval <= 1e-9) {
 				bad(f[0], "%s backend, %s: the value of [vrev] differs from f's by %g (relative)", b, f[0], vval)
+			}
+			// [rev f k] is [rev f]'s code with the other parts dropped.
+			if !(wrt <= 1e-9) {
+				bad(f[0], "%s backend, %s: [rev f k] differs from that part of [rev f] by %g (relative)", b, f[0], wrt)
 			}
 			if fd != -1 && !(fd <= tol[f[0]]) {
 				bad(f[0], "%s backend, %s: forward mode differs from central differences by %g (relative)", b, f[0], fd)

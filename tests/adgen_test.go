@@ -193,14 +193,16 @@ func (c *check) point(rng *rand.Rand) (x, dx, dr string) {
 
 // program returns a ks program checking every check at n random points,
 // after the definitions in prelude: each line is "name adjoint-error
-// fd-error split-adjoint-error value-adjoint-error value-error", the
+// fd-error split-adjoint-error value-adjoint-error value-error
+// wrt-error", the
 // adjoint identity between forward mode and [rev f], between forward
 // mode and [sufrev f] and between forward mode and the gradient of
-// [vrev f], and the distance of [vrev f]'s value from f's; the central
+// [vrev f], the distance of [vrev f]'s value from f's, and that of
+// [rev f k] (the last argument's gradient only) from [rev f]'s part; the central
 // difference is taken per component of the result before the dot with dr,
 // so that a large component cannot absorb a small one's change (random
 // seed 1010354 had 1.9e18 beside 289.5, and a difference of 0). If selfCheck
-// is set, main first prints "self_check E -1 0 0 0" with E the value of the
+// is set, main first prints "self_check E -1 0 0 0 0" with E the value of the
 // program's (self_check).
 func program(prelude string, checks []*check, n int, seed int64, selfCheck bool) string {
 	rng := rand.New(rand.NewSource(seed))
@@ -211,6 +213,27 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 		b.WriteString(c.src)
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "(gdef fwd [%[1]s %[2]s])\n(gdef rev [%[1]s %[2]s])\n(gdef sufrev [%[1]s %[2]s])\n(gdef vrev [%[1]s %[2]s])\n", c.name, c.argType())
+		// [rev f k], the gradient with respect to the last argument only
+		// (the last field of a tuple argument), against that part of
+		// [rev f]'s.
+		fields := len(c.args)
+		if fields == 1 && strings.HasPrefix(string(c.args[0]), "t(") {
+			fields = len(c.args[0].parts())
+		}
+		k, part := fields-1, "g"
+		if fields > 1 {
+			part = fmt.Sprintf("(get$%d$%d g)", fields, fields)
+		}
+		if fields == 0 {
+			fmt.Fprintf(&b, "(def wrt$%s Float ((x : %s) (dr : %s)) 0.0)\n", c.name, c.argType(), tangentOf(c.dr.ksType()))
+		} else {
+			fmt.Fprintf(&b, `(def wrt$%[1]s Float ((x : %[2]s) (dr : %[3]s))
+  (let ((g ([rev %[1]s] x dr))
+        (p %[4]s)
+        (d (ts_add p (ts_neg ([rev %[1]s %[5]d] x dr)))))
+    (div (sqrt (ts_dot d d)) (add 1e-200 (sqrt (ts_dot p p))))))
+`, c.name, c.argType(), tangentOf(c.dr.ksType()), part, k)
+		}
 		t := c.argType()
 		// The adjoint identity's error is relative to |a| + |b|, plus a
 		// floor of 1e-2 |dx| |dr| so that a derivative that is zero by
@@ -270,7 +293,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 	}
 	b.WriteString("(def main Integer ()\n    (print")
 	if selfCheck {
-		b.WriteString("\n      \"self_check \" (self_check) \" -1 0 0 0\\n\"")
+		b.WriteString("\n      \"self_check \" (self_check) \" -1 0 0 0 0\\n\"")
 	}
 	for _, c := range checks {
 		for k := 0; k < n; k++ {
@@ -283,7 +306,7 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 			if rt := c.dr.ksType(); tangentOf(rt) == rt {
 				vval = fmt.Sprintf("(vval$%s %s %s)", c.name, x, dr)
 			}
-			fmt.Fprintf(&b, "\n      %q (adj$%[2]s %[3]s %[4]s %[5]s) \" \" %[6]s \" \" (sufadj$%[2]s %[3]s %[4]s %[5]s) \" \" (vadj$%[2]s %[3]s %[4]s %[5]s) \" \" %[7]s \"\\n\"", c.name+" ", c.name, x, dx, dr, fd, vval)
+			fmt.Fprintf(&b, "\n      %q (adj$%[2]s %[3]s %[4]s %[5]s) \" \" %[6]s \" \" (sufadj$%[2]s %[3]s %[4]s %[5]s) \" \" (vadj$%[2]s %[3]s %[4]s %[5]s) \" \" %[7]s \" \" (wrt$%[2]s %[3]s %[5]s) \"\\n\"", c.name+" ", c.name, x, dx, dr, fd, vval)
 		}
 	}
 	b.WriteString("))\n")

@@ -115,6 +115,57 @@ func TestOptimisedDerivativeStructure(t *testing.T) {
 	}
 }
 
+// TestConstantArguments checks that a gradient with respect to some
+// arguments only ([rev f 0], [vrev f 0]) does no work for the others:
+// once optimised, it makes no value of a constant's type (no zero
+// gradient to accumulate into, no copy) and updates none in place, in a
+// loop (two nested in quad) or out of it. Their values are checked with the other
+// derivatives' (program in adgen_test.go).
+func TestConstantArguments(t *testing.T) {
+	src := `
+(def loss Float ((p : Tuple Float Float) (xs : Vec Float) (ys : Vec Float))
+  (sumbuild (size xs) (lam (i : Integer)
+    (let ((a b) p)
+    (let (r (sub (add (mul a (index i xs)) b) (index i ys))) (mul r r))))))
+(gdef rev [loss (Tuple (Tuple Float Float) (Vec Float) (Vec Float))] 0)
+(gdef vrev [loss (Tuple (Tuple Float Float) (Vec Float) (Vec Float))] 0)
+(def quad Float ((w : Tensor 2 Float) (x : Vec Float))
+  (sumbuild (size x) (lam (i : Integer)
+    (sumbuild (size x) (lam (j : Integer) (mul (index i x) (mul (index (tuple i j) w) (index j x))))))))
+(gdef rev [quad (Tuple (Tensor 2 Float) (Vec Float))] 1)
+`
+	prog, err := driver.LoadSources([]driver.Source{{Name: "constants.ks", Text: []byte(src)}}, driver.Derived)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+		t.Fatal(err)
+	}
+	constant := map[string]*types.Type{
+		"[rev [loss (Tuple (Tuple Float Float) (Vec Float) (Vec Float))] 0]":  types.VecOf(types.FloatType),
+		"[vrev [loss (Tuple (Tuple Float Float) (Vec Float) (Vec Float))] 0]": types.VecOf(types.FloatType),
+		"[rev [quad (Tuple (Tensor 2 Float) (Vec Float))] 1]":                 types.TensorOf(2, types.FloatType),
+	}
+	for _, f := range prog.Funcs {
+		ct, ok := constant[f.FullName()]
+		if !ok {
+			continue
+		}
+		delete(constant, f.FullName())
+		ir.Inspect(f.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok && c.Prim != nil {
+				if c.Prim.InPlace && c.Args[0].Type().Equal(ct) || allocates(c) && c.T.Equal(ct) {
+					t.Errorf("%s: %s", f.FullName(), ir.FormatExpr(c))
+				}
+			}
+			return true
+		})
+	}
+	for name := range constant {
+		t.Errorf("no %s after optimisation", name)
+	}
+}
+
 // TestUserRules checks that a program's rules rewrite its code.
 func TestUserRules(t *testing.T) {
 	src := `

@@ -138,7 +138,7 @@ func paramVars(ps []*syntax.Param, one bool) ([]*ir.Var, *types.Type) {
 // funcName converts a declared name to an IR name and base argument type,
 // given the function's own argument type.
 func (c *checker) funcName(n *syntax.Name, arg *types.Type) (ir.Name, *types.Type, bool) {
-	name := ir.Name{Derivs: n.Derivs(), Base: n.Root().Base}
+	name := ir.Name{Derivs: n.Derivs(), Base: n.Root().Base, Wrt: n.Wrt}
 	if root := n.Root(); root.Arg != nil {
 		return name, root.Arg.T, true
 	}
@@ -297,7 +297,7 @@ func (c *checker) edef(d *syntax.Edef) {
 
 func (c *checker) gdef(d *syntax.Gdef) {
 	base := d.Target
-	name := ir.Name{Derivs: []string{d.Deriv}, Base: base.Base}
+	name := ir.Name{Derivs: []string{d.Deriv}, Base: base.Base, Wrt: d.Wrt}
 	baseArg := base.Arg.T
 	if f := c.funcs[ir.FuncKey(name, baseArg)]; f != nil {
 		f.Uses = append(f.Uses, d.Lparen)
@@ -353,6 +353,9 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 		bog = c.prog.BogType(innerFunc)
 	}
 	arg, res, msg := ir.DerivedSig(name.Derivs[0], innerArg, innerRes, bog)
+	if msg == "" && name.Wrt != nil {
+		res, msg = ir.WrtResult(name.Derivs[0], name.Wrt, innerArg, res)
+	}
 	if msg != "" {
 		c.errorf(pos, "%s: %s", name, msg)
 		return nil
@@ -728,7 +731,7 @@ func (c *checker) resolve(e *syntax.Call, args []ir.Expr, arg *types.Type) ir.Ex
 func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, *types.Type, string) {
 	if n.Deriv != "" {
 		var baseArg *types.Type
-		name := ir.Name{Derivs: n.Derivs(), Base: n.Root().Base}
+		name := ir.Name{Derivs: n.Derivs(), Base: n.Root().Base, Wrt: n.Wrt}
 		if r := n.Root(); r.Arg != nil {
 			baseArg = r.Arg.T
 		} else {

@@ -57,7 +57,7 @@ func exports(prog *ir.Program, prefix string, taken map[string]bool) []Export {
 	var fs []*ir.Func
 	count := map[string]int{}
 	plain := func(f *ir.Func) string {
-		return prefix + "_" + sanitize(strings.Join(append(append([]string{}, f.Name.Derivs...), f.Name.Base), "_"))
+		return prefix + "_" + sanitize(strings.Join(f.Name.Words(), "_"))
 	}
 	latest := map[string]*ir.Func{}
 	for _, f := range prog.Funcs {

@@ -90,8 +90,8 @@ type cpsState struct {
 // cpsTarget returns the derivation of f if its body is generated here
 // ("rev" and "sufrev" by continuations, "fwd" by dual numbers), else "".
 func cpsTarget(f *ir.Func) string {
-	if f.Kind != ir.DerivedFunc || len(f.Name.Derivs) != 1 {
-		return ""
+	if f.Kind != ir.DerivedFunc || len(f.Name.Derivs) != 1 || f.Name.Wrt != nil {
+		return "" // [rev f 0] is made by derive, from [rev f]'s code
 	}
 	switch d := f.Name.Derivs[0]; d {
 	case "rev", "sufrev", "fwd":

@@ -183,7 +183,7 @@ func (e *emitter) funcName(f *ir.Func) string {
 	if n, ok := e.fnNames[f]; ok {
 		return n
 	}
-	base := "ksu_" + sanitize(strings.Join(append(append([]string{}, f.Name.Derivs...), f.Name.Base), "_"))
+	base := "ksu_" + sanitize(strings.Join(f.Name.Words(), "_"))
 	n := base
 	for i := 2; e.usedNames[n]; i++ {
 		n = base + "_" + strconv.Itoa(i)

@@ -46,15 +46,15 @@ func main() {
 		x.f0 = C.fit_tup3_f64_f64_f64{C.double(p[0]), C.double(p[1]), C.double(p[2])}
 		x.f1 = C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(xs))}
 		x.f2 = C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(ys))}
-		var r C.fit_tup2_f64_tup3_tup3_f64_f64_f64_vec_f64_vec_f64
-		if C.fit_vrev_loss(ctx, x, 1, &r) != C.fit_OK {
+		var r C.fit_tup2_f64_tup3_f64_f64_f64
+		if C.fit_vrev_loss_wrt_0(ctx, x, 1, &r) != C.fit_OK {
 			fmt.Fprintln(os.Stderr, C.GoString(C.fit_ctx_error(ctx)))
 			os.Exit(1)
 		}
 		if it%250 == 0 {
 			fmt.Printf("iteration %4d: error %.6f\n", it, float64(r.f0))
 		}
-		g := r.f1.f0
+		g := r.f1
 		p[0] -= step * float64(g.f0)
 		p[1] -= step * float64(g.f1)
 		p[2] -= step * float64(g.f2)
