@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -24,6 +25,27 @@ type Export struct {
 // A name the ABI takes (PREFIX_ctx_new, PREFIX_OK, ...) gets _2.
 func Exports(prog *ir.Program, prefix string) []Export {
 	return exports(prog, prefix, nil)
+}
+
+// checkDerivedNames fails, at the def, if a def would have the C name
+// of a derived function's export (a def rev_f beside [rev f]): one of them
+// would get a suffix the host cannot guess, so the def must be renamed.
+func checkDerivedNames(fs []*ir.Func) {
+	derived := map[string]*ir.Func{}
+	for _, f := range fs {
+		if len(f.Name.Derivs) > 0 {
+			derived[sanitize(strings.Join(f.Name.Words(), "_"))] = f
+		}
+	}
+	for _, f := range fs {
+		if len(f.Name.Derivs) > 0 {
+			continue
+		}
+		if g, ok := derived[sanitize(f.Name.Base)]; ok {
+			panic(&syntax.Error{Pos: f.P, Msg: fmt.Sprintf("the def %s would be exported under the name of %s (%s): rename the def", f.Name.Base, g.Name, sanitize(f.Name.Base)),
+				Hint: "the C name of a derived function is its words joined by _: [rev f] is NAME_rev_f"})
+		}
+	}
 }
 
 // CheckLibraryName returns an error unless name can prefix a library's
@@ -167,6 +189,7 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 	for _, x := range Exports(prog, p) {
 		candidates = append(candidates, x.Func)
 	}
+	checkDerivedNames(candidates)
 	for _, f := range candidates {
 		e.cParams(f.Arg)
 		e.ctype(f.Result)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -41,6 +42,34 @@ func TestExports(t *testing.T) {
 	want = "m_ctx_new_2 m_OK_2 m_vec_f64_2"
 	if strings.Join(got, " ") != want {
 		t.Errorf("exports %v, want %s", got, want)
+	}
+}
+
+// TestDerivedNameTaken: a def whose C name is a derived function's
+// export is an error at the def, not a silent suffix.
+func TestDerivedNameTaken(t *testing.T) {
+	mk := func(base string, derivs ...string) *ir.Func {
+		return &ir.Func{P: ir.Pos{File: "t.ks", Line: 3, Col: 6}, Name: ir.Name{Base: base, Derivs: derivs}, BaseArg: types.FloatType, Body: &ir.Tuple{}}
+	}
+	check := func(fs ...*ir.Func) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = r.(*syntax.Error)
+			}
+		}()
+		checkDerivedNames(fs)
+		return nil
+	}
+	if err := check(mk("f"), mk("f", "rev"), mk("rev_f")); err == nil || !strings.Contains(err.Error(), "t.ks:3:6: the def rev_f would be exported under the name of [rev f]") {
+		t.Errorf("def rev_f beside [rev f]: %v", err)
+	}
+	wrt := mk("f", "rev")
+	wrt.Name.Wrt = []int{0}
+	if err := check(mk("f"), wrt, mk("rev_f_wrt_0")); err == nil {
+		t.Errorf("def rev_f_wrt_0 beside [rev f 0]: no error")
+	}
+	if err := check(mk("f"), mk("f", "rev"), mk("rev_g"), mk("fwd_f")); err != nil {
+		t.Errorf("no clash: %v", err)
 	}
 }
 
