@@ -14,10 +14,16 @@ import (
 // manifest DIR/NAME.json (cemit.Manifest) from prog (optimised). If emitC
 // is not empty the generated C is also written there.
 func BuildLibrary(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string) error {
+	return BuildLibraryExporting(ctx, prog, name, dir, cc, emitC, nil)
+}
+
+// BuildLibraryExporting is BuildLibrary exporting only the entry points
+// named in export (cemit.Options.Export), or all if export is empty.
+func BuildLibraryExporting(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string, export []string) error {
 	if err := cemit.CheckLibraryName(name); err != nil {
 		return err
 	}
-	out, err := EmitC(prog, cemit.Options{Prefix: name, Library: true, Threads: cc.Threads})
+	out, err := EmitC(prog, cemit.Options{Prefix: name, Library: true, Threads: cc.Threads, Export: export})
 	if err != nil {
 		return err
 	}

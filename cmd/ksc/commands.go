@@ -417,7 +417,13 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 		return err
 	}
 	dir := filepath.Dir(out)
-	if err := driver.BuildLibrary(c.Context, p, name, dir, cCompiler(c, "-O3"), c.String("emit-c")); err != nil {
+	var export []string
+	for _, n := range strings.Split(c.String("export"), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			export = append(export, n)
+		}
+	}
+	if err := driver.BuildLibraryExporting(c.Context, p, name, dir, cCompiler(c, "-O3"), c.String("emit-c"), export); err != nil {
 		return err
 	}
 	if c.Bool("python") {

@@ -35,8 +35,10 @@ func (s sources) text(file string) []byte {
 // print them (editors jump to it); the source line and the caret follow
 // if the file can be read, and the hint if there is one.
 func printError(w io.Writer, e *syntax.Error, src sources) {
-	fmt.Fprintf(w, "%s: %s\n", e.Pos, e.Msg)
-	if e.Pos.IsValid() {
+	if !e.Pos.IsValid() {
+		fmt.Fprintf(w, "ksc: %s\n", e.Msg) // about the program as a whole
+	} else {
+		fmt.Fprintf(w, "%s: %s\n", e.Pos, e.Msg)
 		if ex := syntax.Excerpt(src.text(e.Pos.File), e.Pos); ex != "" {
 			fmt.Fprintln(w, ex)
 		}

@@ -236,6 +236,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "o", Required: true, Usage: "output library `DIR/libNAME.so`"},
 					&cli.StringFlag{Name: "emit-c", Usage: "also write the generated C to `FILE`"},
 					&cli.BoolFlag{Name: "python", Usage: "also write DIR/NAME.py, Python bindings (ctypes; numpy if installed)"},
+					&cli.StringFlag{Name: "export", Usage: "export only these entry points, named as in the header without NAME_ (`loss,vrev_loss_wrt_0`); default all"},
 					checkFlag, timeFlag, revFlag, adFlag, threadsFlag, noOptFlag,
 				},
 				Action: func(c *cli.Context) error { return cmdBuild(c, stderr) },

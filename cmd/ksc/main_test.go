@@ -285,6 +285,39 @@ func TestCPSReverseMode(t *testing.T) {
 	}
 }
 
+// TestBuildExport: --export leaves the other entry points out of the
+// header and the manifest (and of the library's symbols); a name that is
+// not an entry point is an error naming those that are.
+func TestBuildExport(t *testing.T) {
+	needCC(t)
+	f := write(t, "sq.ks", "(def sq Float (x : Float) (mul x x))\n(def cube Float (x : Float) (mul x (sq x)))\n(gdef rev [cube Float])\n")
+	dir := t.TempDir()
+	_, errs, code := ksc(t, "build", f, "-o", filepath.Join(dir, "libsq.so"), "--export", "rev_cube, cube")
+	if code != 0 {
+		t.Fatalf("build: status %d: %s", code, errs)
+	}
+	h, err := os.ReadFile(filepath.Join(dir, "sq.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := os.ReadFile(filepath.Join(dir, "sq.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"int sq_cube(", "int sq_rev_cube("} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("the header lacks %s", want)
+		}
+	}
+	if strings.Contains(string(h), "int sq_sq(") || strings.Contains(string(m), `"sq_sq"`) {
+		t.Errorf("sq is exported:\n%s", h)
+	}
+	_, errs, code = ksc(t, "build", f, "-o", filepath.Join(dir, "libsq.so"), "--export", "rev_cub")
+	if code != exitProgram || !strings.Contains(errs, "no entry point rev_cub; it has sq, cube, rev_cube") || !strings.Contains(errs, "help: did you mean rev_cube?") {
+		t.Errorf("status %d, stderr %q", code, errs)
+	}
+}
+
 func TestBuild(t *testing.T) {
 	needCC(t)
 	f := write(t, "ex.ks", example)

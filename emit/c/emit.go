@@ -39,6 +39,10 @@ type Options struct {
 	Main bool
 	// Library adds an exported entry point for every def (see Header).
 	Library bool
+	// Export, if not empty, names the entry points a library exports, by
+	// their C names without the prefix (loss, vrev_loss_wrt_0): only
+	// those, and their types, are in the header and the manifest.
+	Export []string
 	// Threads shares the iterations of outer loops among OpenMP threads
 	// where the result cannot depend on it (see parallel.go); the C must
 	// then be compiled with -fopenmp.

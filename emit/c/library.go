@@ -27,6 +27,31 @@ func Exports(prog *ir.Program, prefix string) []Export {
 	return exports(prog, prefix, nil)
 }
 
+// chosenExports returns the functions of all that Options.Export names,
+// or nil to export all. A name that is not an export fails, listing them.
+func (e *emitter) chosenExports(all []Export) map[*ir.Func]bool {
+	if len(e.opts.Export) == 0 {
+		return nil
+	}
+	byName := map[string]*ir.Func{}
+	var names []string
+	for _, x := range all {
+		n := strings.TrimPrefix(x.Name, e.opts.Prefix+"_")
+		byName[n] = x.Func
+		names = append(names, n)
+	}
+	chosen := map[*ir.Func]bool{}
+	for _, n := range e.opts.Export {
+		f, ok := byName[n]
+		if !ok {
+			panic(&syntax.Error{Msg: fmt.Sprintf("--export: the library has no entry point %s; it has %s", n, strings.Join(names, ", ")),
+				Hint: syntax.DidYouMean(n, names)})
+		}
+		chosen[f] = true
+	}
+	return chosen
+}
+
 // checkDerivedNames fails, at the def, if a def would have the C name
 // of a derived function's export (a def rev_f beside [rev f]): one of them
 // would get a suffix the host cannot guess, so the def must be renamed.
@@ -186,10 +211,20 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 	// The exported functions' types are named first, so that no function
 	// takes a type's name (a def named vec_f64).
 	var candidates []*ir.Func
-	for _, x := range Exports(prog, p) {
+	all := Exports(prog, p)
+	for _, x := range all {
 		candidates = append(candidates, x.Func)
 	}
 	checkDerivedNames(candidates)
+	chosen := e.chosenExports(all)
+	if chosen != nil {
+		candidates = candidates[:0]
+		for _, x := range all {
+			if chosen[x.Func] {
+				candidates = append(candidates, x.Func)
+			}
+		}
+	}
 	for _, f := range candidates {
 		e.cParams(f.Arg)
 		e.ctype(f.Result)
@@ -202,6 +237,9 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 	man := &Manifest{Version: 1, Library: "lib" + p + ".so", Prefix: p, Functions: []ManifestFunc{}}
 	for _, x := range exports(prog, p, taken) {
 		f := x.Func
+		if chosen != nil && !chosen[f] {
+			continue
+		}
 		params := []string{p + "_ctx *ctx"}
 		var args []string
 		names := paramNames(f)
