@@ -156,14 +156,6 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 			return body
 		}
 	}
-	// let v = e in (let (a b) = v in body), v not free in body:
-	// let (a b) = e in body (which the rule below splits if e is a tuple).
-	if pat, ok := e.Body.(*ir.Let); ok && !e.Pattern && pat.Pattern {
-		if v, ok := pat.Rhs.(*ir.Var); ok && v.Name == e.Vars[0].Name && !ir.Occurs(v.Name, pat.Body) {
-			s.Steps++
-			return &ir.Let{P: pat.P, Vars: pat.Vars, Pattern: true, Rhs: e.Rhs, Body: pat.Body, Of: pat.Of}
-		}
-	}
 	// let v = (tuple x y) in body, x and y atoms: a part (get$1$2 v) in
 	// body is x, unless a binder in body would capture it (or rebinds v).
 	if t, ok := e.Rhs.(*ir.Tuple); ok && !e.Pattern && !binds(e.Body, e.Vars[0].Name) {

@@ -278,21 +278,31 @@ func mentionsAny(e ir.Expr, set map[string]bool) bool {
 	return found
 }
 
-// zeroParts rewrites (ts_zero x), x a variable of a tuple type, to the
-// tuple of the zeros of its parts, so that a part nothing reads (the
-// accumulator of a gradient not asked for) is not made.
+// zeroParts rewrites the zero of a tuple variable x taken apart,
+//
+//	(let (z (ts_zero x)) (let ((a b) z) body))
+//
+// with z not free in body, to (let ((a b) (tuple (ts_zero x.1) (ts_zero
+// x.2))) body), which the simplifier makes one let per part: so a part
+// nothing reads (the accumulator of a gradient not asked for) is not made.
 func zeroParts(e ir.Expr) ir.Expr {
-	c, ok := e.(*ir.Call)
+	l, ok := e.(*ir.Let)
+	if !ok || l.Pattern || len(l.Vars) != 1 {
+		return e
+	}
+	c, ok := l.Rhs.(*ir.Call)
 	if !ok || c.Prim == nil || c.Prim.Name != "ts_zero" {
 		return e
 	}
 	x, ok := c.Args[0].(*ir.Var)
-	if !ok || x.T.Kind != types.Tuple || len(x.T.Elems) == 0 {
+	pat, ok2 := l.Body.(*ir.Let)
+	if !ok || !ok2 || x.T.Kind != types.Tuple || !pat.Pattern || len(pat.Vars) != len(x.T.Elems) ||
+		!isVar(pat.Rhs, l.Vars[0].Name) || ir.Occurs(l.Vars[0].Name, pat.Body) {
 		return e
 	}
 	parts := make([]ir.Expr, len(x.T.Elems))
 	for i := range parts {
 		parts[i] = ir.MkPrim(c.P, "ts_zero", ir.MkGet(c.P, i+1, ir.Ref(c.P, x)))
 	}
-	return ir.MkTuple(c.P, parts...)
+	return &ir.Let{P: pat.P, Vars: pat.Vars, Pattern: true, Rhs: ir.MkTuple(c.P, parts...), Body: pat.Body, Of: pat.Of}
 }
