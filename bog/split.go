@@ -146,18 +146,6 @@ func splitTail(tail ir.Expr) (value, grad ir.Expr) {
 	return t.Elems[0], t.Elems[1]
 }
 
-// mentions reports whether e mentions any variable of set.
-func mentions(e ir.Expr, set map[string]bool) bool {
-	found := false
-	ir.Inspect(e, func(x ir.Expr) bool {
-		if v, ok := x.(*ir.Var); ok && set[v.Name] {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
 // needed returns the variables of candidates (and extra) that the
 // expressions mention free, in the candidates' order.
 func needed(exprs []ir.Expr, candidates []*ir.Var, extra []*ir.Var) []*ir.Var {
@@ -439,13 +427,13 @@ func (s *splitter) items(items []ir.Expr, reverse map[string]bool) (fwd, rev []i
 	for _, it := range items {
 		switch it := it.(type) {
 		case *ir.Assert:
-			if mentions(it.Cond, reverse) {
+			if ir.Mentions(it.Cond, reverse) {
 				rev = append(rev, it)
 			} else {
 				fwd = append(fwd, it)
 			}
 		case *ir.Let:
-			if !mentions(it.Rhs, reverse) {
+			if !ir.Mentions(it.Rhs, reverse) {
 				fwd = append(fwd, it)
 				continue
 			}
@@ -478,7 +466,7 @@ func (s *splitter) reverseLet(l *ir.Let, reverse map[string]bool, fwd []ir.Expr)
 		// A user may have asked for [suffwdpass g] alone.
 		return s.call(l, c, fwd)
 	}
-	if i, ok := l.Rhs.(*ir.If); ok && !mentions(i.Cond, reverse) {
+	if i, ok := l.Rhs.(*ir.If); ok && !ir.Mentions(i.Cond, reverse) {
 		k := primalIf(i.Cond, fwd)
 		var primal *ir.Let
 		if k >= 0 {

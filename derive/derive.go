@@ -211,14 +211,8 @@ func (d *deriver) generate(f *ir.Func) {
 // splitRev makes f (of type (Tuple S dT) -> dS) reverse mode through the
 // split passes: ([sufrevpass g] dr (get$2$2 ([suffwdpass g] x))).
 func (d *deriver) splitRev(f, base *ir.Func, p ir.Pos) {
-	fw, err := d.need("suffwdpass", base, p)
-	if err != nil {
-		d.errorf(p, "%v", err)
-		return
-	}
-	rv, err := d.need("sufrevpass", base, p)
-	if err != nil {
-		d.errorf(p, "%v", err)
+	fw, rv, ok := d.splitPasses(base, p)
+	if !ok {
 		return
 	}
 	x, dr := d.params(f, "x", "dr")
@@ -297,14 +291,8 @@ func (d *deriver) valueRev(f, base *ir.Func, p ir.Pos) {
 		f.Body = ir.CallFunc(p, rf, x, dr, ir.MkPrim(p, "ts_zero", x))
 		return
 	}
-	fw, err := d.need("suffwdpass", base, p)
-	if err != nil {
-		d.errorf(p, "%v", err)
-		return
-	}
-	rv, err := d.need("sufrevpass", base, p)
-	if err != nil {
-		d.errorf(p, "%v", err)
+	fw, rv, ok := d.splitPasses(base, p)
+	if !ok {
 		return
 	}
 	pb := d.ns.FreshVar(p, "pb", fw.Result)
@@ -313,6 +301,20 @@ func (d *deriver) valueRev(f, base *ir.Func, p ir.Pos) {
 		grad = d.wrtParts(p, f.Name.Wrt, base.Arg, grad)
 	}
 	f.Body = ir.MkLet(p, pb, ir.CallFunc(p, fw, x), ir.MkTuple(p, ir.MkGet(p, 1, ir.Ref(p, pb)), grad))
+}
+
+// splitPasses returns [suffwdpass g] and [sufrevpass g], declaring them,
+// or reports why they cannot be made and returns false.
+func (d *deriver) splitPasses(g *ir.Func, p ir.Pos) (fw, rv *ir.Func, ok bool) {
+	fw, err := d.need("suffwdpass", g, p)
+	if err == nil {
+		rv, err = d.need("sufrevpass", g, p)
+	}
+	if err != nil {
+		d.errorf(p, "%v", err)
+		return nil, nil, false
+	}
+	return fw, rv, true
 }
 
 // params gives a derived function of a pair two parameters and returns

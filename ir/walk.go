@@ -37,6 +37,20 @@ func Inspect(e Expr, f func(Expr) bool) {
 	}
 }
 
+// Mentions reports whether e mentions a variable whose name is in set
+// (free or not: binders are apart, so a name of set bound in e is one
+// bound outside too, for the callers).
+func Mentions(e Expr, set map[string]bool) bool {
+	found := false
+	Inspect(e, func(x Expr) bool {
+		if v, ok := x.(*Var); ok && set[v.Name] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // Occurs reports whether the variable name occurs free in e.
 func Occurs(name string, e Expr) bool {
 	switch e := e.(type) {

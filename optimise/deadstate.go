@@ -63,7 +63,7 @@ func taintItems(items []ir.Expr, set map[string]bool) (asserted bool) {
 	for _, it := range items {
 		switch it := it.(type) {
 		case *ir.Let:
-			if !mentionsAny(it.Rhs, set) {
+			if !ir.Mentions(it.Rhs, set) {
 				continue
 			}
 			if lp, ok := matchLoop(it); ok {
@@ -78,7 +78,7 @@ func taintItems(items []ir.Expr, set map[string]bool) (asserted bool) {
 				set[v.Name] = true
 			}
 		case *ir.Assert:
-			if mentionsAny(it.Cond, set) {
+			if ir.Mentions(it.Cond, set) {
 				return true
 			}
 		}
@@ -92,7 +92,7 @@ func taintItems(items []ir.Expr, set map[string]bool) (asserted bool) {
 // if the count, the iteration's free variables or an assert depend on
 // set (then every part may).
 func (lp *loop) parts(set map[string]bool) (map[int]bool, bool) {
-	if mentionsAny(lp.call.Args[0], set) || mentionsAny(lp.lam, set) {
+	if ir.Mentions(lp.call.Args[0], set) || ir.Mentions(lp.lam, set) {
 		return nil, false
 	}
 	n := len(lp.init.Elems)
@@ -103,7 +103,7 @@ func (lp *loop) parts(set map[string]bool) (map[int]bool, bool) {
 			return nil, false
 		}
 		for q, r := range lp.tail.Elems {
-			if mentionsAny(r, s) {
+			if ir.Mentions(r, s) {
 				edges[m] = append(edges[m], q)
 			}
 		}
@@ -111,7 +111,7 @@ func (lp *loop) parts(set map[string]bool) (map[int]bool, bool) {
 	out := map[int]bool{}
 	var todo []int
 	for m, e := range lp.init.Elems {
-		if mentionsAny(e, set) {
+		if ir.Mentions(e, set) {
 			out[m] = true
 			todo = append(todo, m)
 		}
@@ -162,7 +162,7 @@ func deadLoopState(e ir.Expr) ir.Expr {
 			s := map[string]bool{lp.unpack.Vars[k].Name: true}
 			needed := taintItems(lp.items, s)
 			for j, r := range lp.tail.Elems {
-				if !dead[j] && mentionsAny(r, s) {
+				if !dead[j] && ir.Mentions(r, s) {
 					needed = true
 				}
 			}
@@ -264,18 +264,6 @@ func sortedVars(m map[string]*ir.Var) []*ir.Var {
 		out[i] = m[n]
 	}
 	return out
-}
-
-// mentionsAny reports whether e mentions a variable of set.
-func mentionsAny(e ir.Expr, set map[string]bool) bool {
-	found := false
-	ir.Inspect(e, func(x ir.Expr) bool {
-		if v, ok := x.(*ir.Var); ok && set[v.Name] {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // zeroParts rewrites the zero of a tuple variable x taken apart,
