@@ -103,7 +103,7 @@ func Emit(prog *ir.Program, opts Options) (out *Output, err error) {
 type emitter struct {
 	opts Options
 
-	types     strings.Builder // type definitions, in dependency order
+	types     []typeDecl // type definitions, in dependency order
 	typeNames map[string]string
 	// pendingNamed are named types whose struct is not yet defined, and
 	// typeDepth the depth of ctype calls in progress.
@@ -153,7 +153,7 @@ func (e *emitter) program(prog *ir.Program) *Output {
 	b.WriteString("#define _DEFAULT_SOURCE 1\n")
 	b.WriteString(cruntime.Header)
 	b.WriteString("\n/* Types. */\n")
-	b.WriteString(e.types.String())
+	b.WriteString(e.typeText(nil))
 	b.WriteString("\n/* Functions. */\n")
 	b.WriteString(protos.String())
 	b.WriteString("\n/* Helpers. */\n")
@@ -272,7 +272,8 @@ func (e *emitter) ctype(t *types.Type) string {
 		e.typeDepth++
 		def := e.ctype1(n.Def)
 		e.typeDepth--
-		fmt.Fprintf(&e.types, "struct %s_s { %s v; };\n", e.typeNames[e.namer.Name(n)], def)
+		name := e.typeNames[e.namer.Name(n)]
+		e.types = append(e.types, typeDecl{name + "_s", fmt.Sprintf("struct %s_s { %s v; };\n", name, def)})
 	}
 	return name
 }
@@ -303,26 +304,45 @@ func (e *emitter) ctype1(t *types.Type) string {
 		if len(t.Elems) == 0 {
 			fields.WriteString(" char unused;")
 		}
-		fmt.Fprintf(&e.types, "typedef struct {%s } %s; /* %s */\n", fields.String(), name, commentSafe(types.Brief(t)))
+		e.types = append(e.types, typeDecl{name, fmt.Sprintf("typedef struct {%s } %s; /* %s */\n", fields.String(), name, commentSafe(types.Brief(t)))})
 	case types.Tensor:
 		elem := e.ctype(t.Elem)
 		if t.Rank == 1 {
-			fmt.Fprintf(&e.types, "typedef struct { int64_t size; %s *data; } %s; /* %s */\n", elem, name, commentSafe(types.Brief(t)))
+			e.types = append(e.types, typeDecl{name, fmt.Sprintf("typedef struct { int64_t size; %s *data; } %s; /* %s */\n", elem, name, commentSafe(types.Brief(t)))})
 		} else {
-			fmt.Fprintf(&e.types, "typedef struct { int64_t size[%d]; %s *data; } %s; /* %s */\n", t.Rank, elem, name, commentSafe(types.Brief(t)))
+			e.types = append(e.types, typeDecl{name, fmt.Sprintf("typedef struct { int64_t size[%d]; %s *data; } %s; /* %s */\n", t.Rank, elem, name, commentSafe(types.Brief(t)))})
 		}
 	case types.Variant:
 		l, r := e.ctype(t.Elems[0]), e.ctype(t.Elems[1])
-		fmt.Fprintf(&e.types, "typedef struct { bool isl; union { %s l; %s r; } u; } %s; /* %s */\n", l, r, name, commentSafe(types.Brief(t)))
+		e.types = append(e.types, typeDecl{name, fmt.Sprintf("typedef struct { bool isl; union { %s l; %s r; } u; } %s; /* %s */\n", l, r, name, commentSafe(types.Brief(t)))})
 	case types.Named:
 		// A pointer to a struct holding the definition, so that the type
 		// may refer to itself.
-		fmt.Fprintf(&e.types, "typedef struct %s_s *%s; /* %s */\n", name, name, commentSafe(types.Brief(t)))
+		e.types = append(e.types, typeDecl{name, fmt.Sprintf("typedef struct %s_s *%s; /* %s */\n", name, name, commentSafe(types.Brief(t)))})
 		e.pendingNamed = append(e.pendingNamed, t)
 	default:
 		panic(fmt.Sprintf("cemit: no C type for %s", t))
 	}
 	return name
+}
+
+// A typeDecl is the C declaration of a type (one of two for a named
+// type: its pointer typedef and its struct).
+type typeDecl struct {
+	name string // the C name of the type (NAME_s for a named type's struct)
+	text string
+}
+
+// typeText returns the declarations of the types, in dependency order:
+// all, or those of the names in keep if it is not nil.
+func (e *emitter) typeText(keep map[string]bool) string {
+	var b strings.Builder
+	for _, d := range e.types {
+		if keep == nil || keep[d.name] {
+			b.WriteString(d.text)
+		}
+	}
+	return b.String()
 }
 
 // cString returns s as a C string literal.

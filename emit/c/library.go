@@ -234,6 +234,7 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 		taken[n] = true
 	}
 	var decls strings.Builder
+	inHeader := map[string]bool{} // the types of the exports' signatures
 	man := &Manifest{Version: 1, Library: "lib" + p + ".so", Prefix: p, Functions: []ManifestFunc{}}
 	for _, x := range exports(prog, p, taken) {
 		f := x.Func
@@ -252,6 +253,9 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 			mf.Params = append(mf.Params, ManifestParam{Name: names[i], Type: e.manifestType(t)})
 		}
 		mf.Result = e.manifestType(f.Result)
+		for _, t := range append(paramTypes(f.Arg), f.Result) {
+			e.markTypes(t, inHeader)
+		}
 		man.Functions = append(man.Functions, mf)
 		params = append(params, e.ctype(f.Result)+" *out")
 		sig := fmt.Sprintf("int %s(%s)", x.Name, strings.Join(params, ", "))
@@ -380,8 +384,32 @@ int %[1]s_ctx_set_max_bytes(%[1]s_ctx *ctx, size_t bytes);
 #endif
 
 #endif /* %[2]s */
-`, p, guard, e.types.String(), decls.String())
+`, p, guard, e.typeText(inHeader), decls.String())
 	return c.String(), h.String(), manifestJSON(man)
+}
+
+// markTypes adds to set the C names of t and of the types it is made of
+// (which the header must declare before t). A named type (a BOG) is a
+// pointer to a struct the header leaves undefined: hosts only pass it.
+func (e *emitter) markTypes(t *types.Type, set map[string]bool) {
+	switch t.Kind {
+	case types.Tuple, types.Tensor, types.Variant, types.Named:
+	default:
+		return
+	}
+	name := e.ctype(t)
+	if set[name] {
+		return
+	}
+	set[name] = true
+	switch t.Kind {
+	case types.Tuple, types.Variant:
+		for _, x := range t.Elems {
+			e.markTypes(x, set)
+		}
+	case types.Tensor:
+		e.markTypes(t.Elem, set)
+	}
 }
 
 // paramTypes returns the types of the C parameters of a function taking
