@@ -219,6 +219,12 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 	if msg != "" {
 		return // the derivation is not available: the hand-written one stands alone
 	}
+	if f.Name.Wrt != nil {
+		if res, msg = ir.WrtResult(f.Name.Derivs[0], f.Name.Wrt, innerArg, res); msg != "" {
+			c.errorf(pos, "%s: %s", f.Name, msg)
+			return
+		}
+	}
 	if !arg.Equal(f.Arg) || !res.Equal(f.Result) {
 		c.errorf(pos, "%s must have type %s -> %s, not %s -> %s", f.Name, arg, res, f.Arg, f.Result)
 	}
