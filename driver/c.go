@@ -13,6 +13,7 @@ import (
 
 	cemit "github.com/ksc-lang/ksc/emit/c"
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
 )
 
 // EmitC generates C for an optimised program.
@@ -113,9 +114,39 @@ func BuildC(ctx context.Context, prog *ir.Program, cc CC, dir string) (string, e
 	}
 	exe := filepath.Join(dir, "prog")
 	if _, err := cc.CompileC(ctx, src, exe); err != nil {
+		var ce *CompileError
+		if errors.As(err, &ce) {
+			if el := undefinedEdefs(prog, ce.Output); len(el) > 0 {
+				return "", el
+			}
+		}
 		return "", err
 	}
 	return exe, nil
+}
+
+// undefinedEdefs returns an error at each edef of prog whose symbol the
+// linker's output says is undefined: the program calls a function
+// nothing defines, an error in the program rather than in ksc.
+func undefinedEdefs(prog *ir.Program, output string) syntax.ErrorList {
+	var el syntax.ErrorList
+	for _, f := range prog.Funcs {
+		if f.Kind != ir.EdefFunc || len(f.Name.Derivs) > 0 || f.Prim != nil {
+			continue
+		}
+		// GNU ld, then lld.
+		if strings.Contains(output, "undefined reference to `"+f.Name.Base+"'") ||
+			strings.Contains(output, "undefined symbol: "+f.Name.Base+"\n") {
+			hint := "define it in ks before its first use, or give the C compiler a file that defines it (CFLAGS=\"-O3 " + f.Name.Base + ".c\")"
+			for _, g := range prog.Funcs {
+				if g.Kind == ir.DefFunc && g.Key() == f.Key() {
+					hint = fmt.Sprintf("the def of %s at %s serves only the calls after it: an edef is not a forward declaration, and functions cannot call each other in a cycle", f.Name.Base, g.P)
+				}
+			}
+			el.AddHint(f.P, hint, "%s is declared by edef, and no C code the program is linked with defines it", f.Name.Base)
+		}
+	}
+	return el
 }
 
 // RunResult is the outcome of running a program.

@@ -11,6 +11,7 @@ import (
 
 	cemit "github.com/ksc-lang/ksc/emit/c"
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -82,5 +83,35 @@ func TestDeepTypeCodeIsLinear(t *testing.T) {
 	// A fixed runtime header comes with both.
 	if r := float64(size[2000]) / float64(size[500]); r > 4.5 {
 		t.Errorf("4 times the depth gives %.1f times the C (%d, %d bytes), want about 4", r, size[500], size[2000])
+	}
+}
+
+// TestUndefinedEdef: a program calling an edef nothing defines fails to
+// link; that is an error at the edef, not a C compiler failure, and says
+// when a def of the same name comes too late to serve the call.
+func TestUndefinedEdef(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"(edef mystery Float (Float))\n(def main Integer () (print (mystery 1.0)))",
+			"t.ks:1:7: mystery is declared by edef, and no C code the program is linked with defines it (define it in ks before its first use"},
+		{"(edef odd Bool (Integer))\n(def even Bool (n : Integer) (if (eq n 0) true (odd (sub n 1))))\n" +
+			"(def odd Bool (n : Integer) (if (eq n 0) false (even (sub n 1))))\n(def main Integer () (print (even 4)))",
+			"(the def of odd at t.ks:3:6 serves only the calls after it"},
+	} {
+		prog, err := LoadSources([]Source{{Name: "t.ks", Text: []byte(tc.src)}}, Derived)
+		if err == nil {
+			err = Optimise(prog, Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("CFLAGS", "")
+		_, err = BuildC(context.Background(), prog, DefaultCC("-O0"), t.TempDir())
+		var el syntax.ErrorList
+		if !errors.As(err, &el) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %s", tc.src, err, tc.want)
+		}
 	}
 }
