@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	cemit "github.com/ksc-lang/ksc/emit/c"
 	"github.com/ksc-lang/ksc/ir"
@@ -14,12 +15,14 @@ import (
 // manifest DIR/NAME.json (cemit.Manifest) from prog (optimised). If emitC
 // is not empty the generated C is also written there.
 func BuildLibrary(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string) error {
-	return BuildLibraryExporting(ctx, prog, name, dir, cc, emitC, nil)
+	return BuildLibraryExporting(ctx, prog, name, dir, cc, emitC, nil, nil)
 }
 
 // BuildLibraryExporting is BuildLibrary exporting only the entry points
-// named in export (cemit.Options.Export), or all if export is empty.
-func BuildLibraryExporting(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string, export []string) error {
+// named in export (cemit.Options.Export), or all if export is empty. The
+// C compiler's warnings about the generated code, if any, go to warn
+// (when not nil): generated C should draw none, so they show a bug.
+func BuildLibraryExporting(ctx context.Context, prog *ir.Program, name, dir string, cc CC, emitC string, export []string, warn func(string)) error {
 	if err := cemit.CheckLibraryName(name); err != nil {
 		return err
 	}
@@ -43,8 +46,12 @@ func BuildLibraryExporting(ctx context.Context, prog *ir.Program, name, dir stri
 		return err
 	}
 	lib := filepath.Join(dir, "lib"+name+".so")
-	if _, err := cc.CompileC(ctx, src, lib, "-shared", "-fPIC", "-fvisibility=hidden"); err != nil {
+	warnings, err := cc.CompileC(ctx, src, lib, "-shared", "-fPIC", "-fvisibility=hidden")
+	if err != nil {
 		return err
+	}
+	if w := strings.TrimSpace(warnings); w != "" && warn != nil {
+		warn(w)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".h"), []byte(out.Header), 0o644); err != nil {
 		return fmt.Errorf("writing the header: %w", err)

@@ -423,7 +423,10 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 			export = append(export, n)
 		}
 	}
-	if err := driver.BuildLibraryExporting(c.Context, p, name, dir, cCompiler(c, "-O3"), c.String("emit-c"), export); err != nil {
+	warn := func(w string) {
+		fmt.Fprintf(stderr, "ksc: the C compiler warned about the generated code (generated C should draw no warning: please report it):\n%s\n", w)
+	}
+	if err := driver.BuildLibraryExporting(c.Context, p, name, dir, cCompiler(c, "-O3"), c.String("emit-c"), export, warn); err != nil {
 		return err
 	}
 	if c.Bool("python") {

@@ -318,6 +318,18 @@ func TestBuildExport(t *testing.T) {
 	}
 }
 
+// TestBuildShowsWarnings: a C compiler warning during ksc build is shown
+// (here one the command line causes, as generated C should draw none).
+func TestBuildShowsWarnings(t *testing.T) {
+	needCC(t)
+	t.Setenv("CC", "cc -DKSC_TEST_X -DKSC_TEST_X=2")
+	t.Setenv("CFLAGS", "")
+	_, errs, code := ksc(t, "build", write(t, "w.ks", example), "-o", filepath.Join(t.TempDir(), "libw.so"))
+	if code != 0 || !strings.Contains(errs, "the C compiler warned about the generated code") || !strings.Contains(errs, "KSC_TEST_X") {
+		t.Errorf("status %d, stderr %q", code, errs)
+	}
+}
+
 func TestBuild(t *testing.T) {
 	needCC(t)
 	f := write(t, "ex.ks", example)
