@@ -37,7 +37,7 @@ func SUF(prog *ir.Program) (text []byte, err error) {
 }
 
 // BOG returns the records of split reverse mode and the passes that make
-// and read them, from an optimised program.
+// and read them, from an optimised program; nil if it has none.
 func BOG(prog *ir.Program) []byte {
 	out := &ir.Program{Types: prog.Types}
 	for _, f := range prog.Funcs {
@@ -47,6 +47,9 @@ func BOG(prog *ir.Program) []byte {
 				out.Funcs = append(out.Funcs, f)
 			}
 		}
+	}
+	if len(out.Funcs) == 0 {
+		return nil
 	}
 	return out.Format()
 }

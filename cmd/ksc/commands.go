@@ -381,7 +381,11 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 	case "optimised":
 		stdout.Write(prog.Format())
 	case "bog":
-		stdout.Write(driver.BOG(prog))
+		text := driver.BOG(prog)
+		if text == nil {
+			fmt.Fprintln(c.App.ErrWriter, "ksc: the program uses no split reverse mode ([suffwdpass f], [sufrevpass f], [sufrev f], or [rev f] with --rev bog): no BOG to print")
+		}
+		stdout.Write(text)
 	case "c":
 		out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: hasMain(prog)})
 		if err != nil {
