@@ -263,6 +263,9 @@ func (p *parser) name(s SExpr) *Name {
 		if !s.Square {
 			p.fail(s.Open, "expected a function name, found a parenthesised list")
 		}
+		if len(s.Elems) == 0 {
+			p.fail(s.Open, "expected a function name, found []: write [NAME ARGTYPE] or [DERIVATION NAME]")
+		}
 		if a, ok := s.Elems[0].(*Atom); ok && a.Kind == IdentAtom && len(s.Elems) >= 2 {
 			if _, isDeriv := Derivations[a.Text]; isDeriv {
 				inner := p.name(s.Elems[1])

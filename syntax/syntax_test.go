@@ -204,7 +204,7 @@ func TestFormatAmbiguousLet(t *testing.T) {
 // TestParseExprError: a malformed expression is an error with its
 // position, not a panic.
 func TestParseExprError(t *testing.T) {
-	for _, src := range []string{"(let (x 1.0))", "(lam x)", "(if true 1.0)"} {
+	for _, src := range []string{"(let (x 1.0))", "(lam x)", "(if true 1.0)", "([] x)", "([rev []] x)"} {
 		_, err := ParseExpr("t.ks", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), "t.ks:1:") {
 			t.Errorf("%s: error %v, want one at t.ks:1:", src, err)
