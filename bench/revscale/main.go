@@ -133,11 +133,9 @@ static void *run(void *arg) {
     long cols = 10, rows = n / cols;
     rs_ten2_f64 m = {{rows, cols}, y};
     rs_vec_f64 v10 = {cols, x};
-    double out, tf, tr, tsuf, tfwd;
-    rs_vec_f64 gv;
-    rs_tup2_vec_f64_vec_f64 g2;
-    rs_tup2_ten2_f64_vec_f64 gm;
-    rs_tup3_vec_f64_tup0_f64 gp;
+    double out, tf, tr, tsuf, tfwd, ds;
+    rs_vec_f64 gv, gw;
+    rs_ten2_f64 gm;
 #define CHECK(call) if ((call) != 0) { fprintf(stderr, "%s\n", rs_ctx_error(ctx)); exit(1); }
 #define MEASURE(name, f, rev, sufrev, fwd)                                \
     TIME(tf, minSeconds, { CHECK(f); rs_ctx_reset(ctx); });               \
@@ -147,23 +145,16 @@ static void *run(void *arg) {
     printf("%s %ld %g %g %g %g\n", name, n, tf, tr, tsuf, tfwd)
     MEASURE("sqnorm", rs_sqnorm(ctx, v, &out), rs_rev_sqnorm(ctx, v, 1.0, &gv),
             rs_sufrev_sqnorm(ctx, v, 1.0, &gv), rs_fwd_sqnorm(ctx, v, w, &out));
-    rs_tup2_vec_f64_vec_f64 vw = {v, w};
-    MEASURE("dot", rs_vdot(ctx, v, w, &out), rs_rev_vdot(ctx, vw, 1.0, &g2),
-            rs_sufrev_vdot(ctx, vw, 1.0, &g2), rs_fwd_vdot(ctx, vw, vw, &out));
-    rs_tup2_ten2_f64_vec_f64 mv = {m, v10};
-    MEASURE("matvec", rs_matvec(ctx, m, v10, &out), rs_rev_matvec(ctx, mv, 1.0, &gm),
-            rs_sufrev_matvec(ctx, mv, 1.0, &gm), rs_fwd_matvec(ctx, mv, mv, &out));
+    MEASURE("dot", rs_vdot(ctx, v, w, &out), rs_rev_vdot(ctx, v, w, 1.0, &gv, &gw),
+            rs_sufrev_vdot(ctx, v, w, 1.0, &gv, &gw), rs_fwd_vdot(ctx, v, w, v, w, &out));
+    MEASURE("matvec", rs_matvec(ctx, m, v10, &out), rs_rev_matvec(ctx, m, v10, 1.0, &gm, &gv),
+            rs_sufrev_matvec(ctx, m, v10, 1.0, &gm, &gv), rs_fwd_matvec(ctx, m, v10, m, v10, &out));
     MEASURE("logsumexp", rs_logsumexp(ctx, v, &out), rs_rev_logsumexp(ctx, v, 1.0, &gv),
             rs_sufrev_logsumexp(ctx, v, 1.0, &gv), rs_fwd_logsumexp(ctx, v, w, &out));
-    rs_tup3_vec_f64_i64_f64 p0 = {v, 0, 1.0};
-    rs_tup3_vec_f64_tup0_f64 dp0 = {w, {0}, 1.0};
-    MEASURE("prodrec", rs_prodrec(ctx, v, 0, 1.0, &out), rs_rev_prodrec(ctx, p0, 1.0, &gp),
-            rs_sufrev_prodrec(ctx, p0, 1.0, &gp), rs_fwd_prodrec(ctx, p0, dp0, &out));
-    rs_tup2_vec_f64_i64 q0 = {v, 0};
-    rs_tup2_vec_f64_tup0 dq0 = {w, {0}};
-    rs_tup2_vec_f64_tup0 gq;
-    MEASURE("prodnt", rs_prodnt(ctx, v, 0, &out), rs_rev_prodnt(ctx, q0, 1.0, &gq),
-            rs_sufrev_prodnt(ctx, q0, 1.0, &gq), rs_fwd_prodnt(ctx, q0, dq0, &out));
+    MEASURE("prodrec", rs_prodrec(ctx, v, 0, 1.0, &out), rs_rev_prodrec(ctx, v, 0, 1.0, 1.0, &gv, &ds),
+            rs_sufrev_prodrec(ctx, v, 0, 1.0, 1.0, &gv, &ds), rs_fwd_prodrec(ctx, v, 0, 1.0, w, 1.0, &out));
+    MEASURE("prodnt", rs_prodnt(ctx, v, 0, &out), rs_rev_prodnt(ctx, v, 0, 1.0, &gv),
+            rs_sufrev_prodnt(ctx, v, 0, 1.0, &gv), rs_fwd_prodnt(ctx, v, 0, w, &out));
     fflush(stdout);
     free(x);
     free(y);

@@ -192,15 +192,16 @@ KS_EXPORT int %[1]s_ctx_set_max_bytes(%[1]s_ctx *ctx, size_t bytes) {
   return KS_OK;
 }
 
-/* ks_enter checks an entry point's context and result pointer. */
-static int ks_enter(%[1]s_ctx *ctx, const void *out) {
+/* ks_enter checks an entry point's context and result pointers (outs:
+ * none of them is NULL). */
+static int ks_enter(%[1]s_ctx *ctx, bool outs) {
   if (ctx == NULL) return KS_ERR_USAGE;
   if (ctx->busy) {
     snprintf(ctx->rt.err, sizeof ctx->rt.err, "the context is in use by a call that has not returned (an edef calling back into the library?): use another context");
     return KS_ERR_USAGE;
   }
-  if (out == NULL) {
-    snprintf(ctx->rt.err, sizeof ctx->rt.err, "the result pointer is NULL");
+  if (!outs) {
+    snprintf(ctx->rt.err, sizeof ctx->rt.err, "a result pointer is NULL");
     return KS_ERR_USAGE;
   }
   ctx->rt.err[0] = 0;
@@ -226,8 +227,10 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 		}
 	}
 	for _, f := range candidates {
-		e.cParams(f.Arg)
-		e.ctype(f.Result)
+		en := e.entryOf(f)
+		for _, x := range append(en.params, en.outs...) {
+			e.ctype(x.t)
+		}
 	}
 	taken := map[string]bool{}
 	for _, n := range e.typeNames {
@@ -235,29 +238,33 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 	}
 	var decls strings.Builder
 	inHeader := map[string]bool{} // the types of the exports' signatures
-	man := &Manifest{Version: 1, Library: "lib" + p + ".so", Prefix: p, Functions: []ManifestFunc{}}
+	man := &Manifest{Version: 2, Library: "lib" + p + ".so", Prefix: p, Functions: []ManifestFunc{}}
 	for _, x := range exports(prog, p, taken) {
 		f := x.Func
 		if chosen != nil && !chosen[f] {
 			continue
 		}
+		en := e.entryOf(f)
 		params := []string{p + "_ctx *ctx"}
-		var args []string
-		names := paramNames(f)
-		mf := ManifestFunc{Name: strings.TrimPrefix(x.Name, p+"_"), Symbol: x.Name, KS: f.FullName(), Params: []ManifestParam{}}
-		for i, t := range e.cParams(f.Arg) {
-			params = append(params, t+" "+names[i])
-			args = append(args, names[i])
+		var names, nonNull []string
+		mf := ManifestFunc{Name: strings.TrimPrefix(x.Name, p+"_"), Symbol: x.Name, KS: f.FullName(), Params: []ManifestParam{}, Results: []ManifestParam{}}
+		for _, v := range en.params {
+			params = append(params, e.ctype(v.t)+" "+v.name)
+			names = append(names, v.name)
+			mf.Params = append(mf.Params, e.manifestParam(v))
+			e.markTypes(v.t, inHeader)
 		}
-		for i, t := range paramTypes(f.Arg) {
-			mf.Params = append(mf.Params, ManifestParam{Name: names[i], Type: e.manifestType(t)})
-		}
-		mf.Result = e.manifestType(f.Result)
-		for _, t := range append(paramTypes(f.Arg), f.Result) {
-			e.markTypes(t, inHeader)
+		for _, v := range en.outs {
+			params = append(params, e.ctype(v.t)+" *"+v.name)
+			names = append(names, v.name)
+			nonNull = append(nonNull, v.name+" != NULL")
+			mf.Results = append(mf.Results, e.manifestParam(v))
+			e.markTypes(v.t, inHeader)
 		}
 		man.Functions = append(man.Functions, mf)
-		params = append(params, e.ctype(f.Result)+" *out")
+		if len(nonNull) == 0 {
+			nonNull = []string{"true"}
+		}
 		sig := fmt.Sprintf("int %s(%s)", x.Name, strings.Join(params, ", "))
 		note := ""
 		if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "suffwdpass" {
@@ -269,22 +276,29 @@ static int ks_enter(%[1]s_ctx *ctx, const void *out) {
 		// range (ks_assume_size) and non-NULL data. Checks and call are
 		// in a function of their own, not inlined, so that no code
 		// runs in the frame that calls setjmp (whose variables gcc would
-		// warn longjmp might clobber: -Wclobbered).
-		var checks strings.Builder
-		for i, t := range paramTypes(f.Arg) {
-			if needsCheck(t) {
-				fmt.Fprintf(&checks, "  %s(ctx, %s, %q, %s);\n", e.helper("checkarg", t), cString(f.P.String()), names[i], names[i])
+		// warn longjmp might clobber: -Wclobbered). The results are
+		// stored only once the call has succeeded.
+		var body strings.Builder
+		for _, v := range en.params {
+			if needsCheck(v.t) {
+				fmt.Fprintf(&body, "  %s(ctx, %s, %q, %s);\n", e.helper("checkarg", v.t), cString(f.P.String()), v.name, v.name)
 			}
+		}
+		fmt.Fprintf(&body, "  %s %s = %s(%s);\n", e.ctype(en.result), resultVar, e.funcName(f), strings.Join(append([]string{"ctx"}, en.args...), ", "))
+		for _, st := range en.stores {
+			fmt.Fprintf(&body, "  %s\n", st)
+		}
+		if len(en.stores) == 0 {
+			fmt.Fprintf(&body, "  (void)%s;\n", resultVar)
 		}
 		inner := "ks_run_" + x.Name
 		innerParams := append([]string{"ks_ctx *ctx"}, params[1:]...)
 		fmt.Fprintf(&c, `
 static KS_NOINLINE void %s(%s) {
-%s  *out = %s(%s);
-}
+%s}
 
 KS_EXPORT %s {
-  int rc = ks_enter(ctx, out);
+  int rc = ks_enter(ctx, %s);
   if (rc != KS_OK) return rc;
   ctx->busy = true;
   ctx->rt.stack_base = ks_stack_here();
@@ -297,8 +311,8 @@ KS_EXPORT %s {
   ctx->busy = false;
   return KS_OK;
 }
-`, inner, strings.Join(innerParams, ", "), checks.String(), e.funcName(f), strings.Join(append([]string{"ctx"}, args...), ", "),
-			sig, inner, strings.Join(append(append([]string{"&ctx->rt"}, args...), "out"), ", "))
+`, inner, strings.Join(innerParams, ", "), body.String(),
+			sig, strings.Join(nonNull, " && "), inner, strings.Join(append([]string{"&ctx->rt"}, names...), ", "))
 	}
 
 	guard := strings.ToUpper(p) + "_H"
@@ -429,7 +443,7 @@ func paramNames(f *ir.Func) []string {
 		n = len(f.Arg.Elems)
 	}
 	names := make([]string, n)
-	seen := map[string]bool{"ctx": true, "out": true}
+	seen := map[string]bool{"ctx": true, "out": true, resultVar: true}
 	for i := range names {
 		names[i] = fmt.Sprintf("p%d", i)
 	}

@@ -18,20 +18,30 @@ type Manifest struct {
 }
 
 // A ManifestFunc is one entry point: int Symbol(NAME_ctx *ctx, params...,
-// Result *out).
+// results...), each result a pointer.
 type ManifestFunc struct {
-	Name   string          `json:"name"`   // Symbol without NAME_: f, rev_f, ...
-	Symbol string          `json:"symbol"` // the C symbol
-	KS     string          `json:"ks"`     // the ks function, [rev [f (Vec Float)]]
-	Params []ManifestParam `json:"params"`
-	Result *ManifestType   `json:"result"`
+	Name    string          `json:"name"`   // Symbol without NAME_: f, rev_f, ...
+	Symbol  string          `json:"symbol"` // the C symbol
+	KS      string          `json:"ks"`     // the ks function, [rev [f (Vec Float)]]
+	Params  []ManifestParam `json:"params"`
+	Results []ManifestParam `json:"results"` // result pointers, after the parameters
 }
 
-// A ManifestParam is one C parameter of an entry point (a function whose
-// argument is a tuple takes its fields as separate parameters).
+// A ManifestParam is one C parameter of an entry point, or one of its
+// result pointers (docs/abi.md, "Functions"). Role is "argument",
+// "tangent", "cotangent" or "bog" for a parameter; "value", "tangent",
+// "gradient" or "bog" for a result. Of is the position of the argument a
+// tangent or gradient belongs to.
 type ManifestParam struct {
 	Name string        `json:"name"`
 	Type *ManifestType `json:"type"`
+	Role string        `json:"role"`
+	Of   *int          `json:"of,omitempty"`
+}
+
+// manifestParam describes a parameter or result pointer.
+func (e *emitter) manifestParam(v slot) ManifestParam {
+	return ManifestParam{Name: v.name, Type: e.manifestType(v.t), Role: v.role, Of: v.of}
 }
 
 // A ManifestType is a ks type and its C layout. Kind is Float (double),

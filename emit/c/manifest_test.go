@@ -2,9 +2,12 @@ package cemit
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ksc-lang/ksc/derive"
+	"github.com/ksc-lang/ksc/optimise"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/typecheck"
 )
@@ -30,7 +33,7 @@ func TestManifest(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.Manifest), &man); err != nil {
 		t.Fatalf("%v\n%s", err, out.Manifest)
 	}
-	if man.Version != 1 || man.Library != "libm.so" || man.Prefix != "m" || len(man.Functions) != 2 {
+	if man.Version != 2 || man.Library != "libm.so" || man.Prefix != "m" || len(man.Functions) != 2 {
 		t.Fatalf("manifest %+v", man)
 	}
 	f := man.Functions[0]
@@ -42,7 +45,7 @@ func TestManifest(t *testing.T) {
 	for _, p := range f.Params {
 		ps = append(ps, p.Type.C+" "+p.Name)
 	}
-	decl := "int m_f(m_ctx *ctx, " + strings.Join(ps, ", ") + ", " + f.Result.C + " *out);"
+	decl := "int m_f(m_ctx *ctx, " + strings.Join(ps, ", ") + ", " + f.Results[0].Type.C + " *out);"
 	if !strings.Contains(out.Header, decl) {
 		t.Errorf("the header does not declare %s:\n%s", decl, out.Header)
 	}
@@ -50,14 +53,99 @@ func TestManifest(t *testing.T) {
 	if m.Kind != "Tensor" || m.Rank != 2 || m.Elem.Kind != "Float" || m.Elem.C != "double" || !strings.Contains(out.Header, "int64_t size[2]; double *data; } "+m.C+";") {
 		t.Errorf("m: %+v", m)
 	}
-	if r := f.Result; r.Kind != "Tuple" || len(r.Elems) != 2 || r.Elems[1].Kind != "Tensor" || r.Elems[1].Rank != 1 {
+	if r := f.Results[0].Type; r.Kind != "Tuple" || len(r.Elems) != 2 || r.Elems[1].Kind != "Tensor" || r.Elems[1].Rank != 1 {
 		t.Errorf("result: %+v", r)
 	}
 	if n := f.Params[2].Type; n.Kind != "Integer" || n.C != "int64_t" {
 		t.Errorf("n: %+v", n)
 	}
 	// A tuple argument is passed as its fields: none for an empty one.
-	if g := man.Functions[1]; len(g.Params) != 0 || g.Result.Kind != "Bool" || !strings.Contains(out.Header, "int m_g(m_ctx *ctx, bool *out);") {
+	if g := man.Functions[1]; len(g.Params) != 0 || g.Results[0].Type.Kind != "Bool" || !strings.Contains(out.Header, "int m_g(m_ctx *ctx, bool *out);") {
 		t.Errorf("g: %+v", g)
+	}
+}
+
+// TestDerivedEntries: a derivative takes the separate arguments of the
+// function it derives from, then its tangent or cotangent, and gives each
+// result through a pointer of its own; Integer arguments have neither
+// tangent nor gradient. The manifest says which is which.
+func TestDerivedEntries(t *testing.T) {
+	src := `(def f Float ((w : Vec Float) (b : Float) (n : Integer)) (mul b (index n w)))
+(def g Float (x : Float) x)
+(def h Float ((dw : Float) (w : Float)) w)
+(gdef fwd [f (Tuple (Vec Float) Float Integer)])
+(gdef rev [f (Tuple (Vec Float) Float Integer)])
+(gdef vrev [f (Tuple (Vec Float) Float Integer)])
+(gdef rev [f (Tuple (Vec Float) Float Integer)] 1)
+(gdef vrev [f (Tuple (Vec Float) Float Integer)] 0 1)
+(gdef sufrev [f (Tuple (Vec Float) Float Integer)])
+(gdef suffwdpass [g Float])
+(gdef sufrevpass [g Float])
+(gdef rev [g Float])
+(gdef rev [h (Tuple Float Float)])`
+	file, err := syntax.ParseFile("t.ks", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := typecheck.Check([]*syntax.File{file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := derive.Derive(prog, derive.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := optimise.Run(prog, optimise.Options{}); err != nil { // makes the split passes
+		t.Fatal(err)
+	}
+	out, err := Emit(prog, Options{Prefix: "m", Library: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, decl := range []string{
+		"int m_fwd_f(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, m_vec_f64 dw, double db, double *dout);",
+		"int m_rev_f(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, m_vec_f64 *dw, double *db);",
+		"int m_vrev_f(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, double *out, m_vec_f64 *dw, double *db);",
+		"int m_rev_f_wrt_1(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, double *db);",
+		"int m_vrev_f_wrt_0_1(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, double *out, m_vec_f64 *dw, double *db);",
+		"int m_sufrev_f(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, m_vec_f64 *dw, double *db);",
+		"int m_suffwdpass_g(m_ctx *ctx, double x, double *out, m_nt",
+		"int m_sufrevpass_g(m_ctx *ctx, double dout, m_nt",
+		"int m_rev_g(m_ctx *ctx, double x, double dout, double *dx);",
+		// Names that would collide fall back to p0, dp0, ...
+		"int m_rev_h(m_ctx *ctx, double p0, double p1, double dout, double *dp0, double *dp1);",
+	} {
+		if !strings.Contains(out.Header, decl) {
+			t.Errorf("the header does not declare %s", decl)
+		}
+	}
+	if t.Failed() {
+		t.Log(out.Header)
+	}
+	var man Manifest
+	if err := json.Unmarshal([]byte(out.Manifest), &man); err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]string{}
+	for _, f := range man.Functions {
+		var rs []string
+		for _, p := range append(f.Params, f.Results...) {
+			r := p.Role
+			if p.Of != nil {
+				r += fmt.Sprint(*p.Of)
+			}
+			rs = append(rs, r)
+		}
+		roles[f.Name] = strings.Join(rs, " ")
+	}
+	for name, want := range map[string]string{
+		"fwd_f":        "argument argument argument tangent0 tangent1 tangent",
+		"vrev_f":       "argument argument argument cotangent value gradient0 gradient1",
+		"rev_f_wrt_1":  "argument argument argument cotangent gradient1",
+		"sufrevpass_g": "cotangent bog gradient0",
+		"suffwdpass_g": "argument value bog",
+	} {
+		if roles[name] != want {
+			t.Errorf("%s: roles %q, want %q", name, roles[name], want)
+		}
 	}
 }

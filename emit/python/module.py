@@ -3,7 +3,9 @@
 Each function of the library is a function of this module, named as in
 NAME.h without the NAME_ prefix (a def f is f, [rev f] is rev_f): it takes
 the C function's parameters (a tuple argument's fields separately) and
-returns its result, converted:
+returns its results, converted: one value, or a tuple of them when the C
+function has several result pointers ([vrev f] gives the value, then a
+gradient per argument; [suffwdpass f] the value and the BOG):
 
     Float -> float, Integer -> int, Bool -> bool, String -> str,
     Tuple -> tuple, Vec and Tensor -> numpy array (if numpy is installed;
@@ -38,7 +40,7 @@ __all__ = ["KscError", "reset"]
 _HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(_HERE, "NAME.json")) as _f:
     _MANIFEST = json.load(_f)
-if _MANIFEST.get("ksc_manifest") != 1:
+if _MANIFEST.get("ksc_manifest") != 2:
     raise ImportError("NAME.json: unknown manifest version %r" % _MANIFEST.get("ksc_manifest"))
 _LIB = ctypes.CDLL(os.path.join(_HERE, _MANIFEST["library"]))
 _PREFIX = _MANIFEST["prefix"]
@@ -265,10 +267,11 @@ def _nest(flat, shape):
 
 def _bind(m):
     params = [_type(p["type"]) for p in m["params"]]
-    result = _type(m["result"])
+    results = [_type(r["type"]) for r in m["results"]]
     cfn = _fn(m["name"], ctypes.c_int,
-              [ctypes.c_void_p] + [p.ctype for p in params] + [ctypes.POINTER(result.ctype)])
+              [ctypes.c_void_p] + [p.ctype for p in params] + [ctypes.POINTER(r.ctype) for r in results])
     names = [p["name"] for p in m["params"]]
+    opaque = any(r.opaque for r in results)
 
     def call(*args):
         if len(args) != len(params):
@@ -276,22 +279,27 @@ def _bind(m):
         ctx = _context()
         keep = []
         cargs = [t.to_c(a, keep) for t, a in zip(params, args)]
-        out = result.ctype()
-        rc = cfn(ctx.ptr, *cargs, ctypes.byref(out))
+        outs = [r.ctype() for r in results]
+        rc = cfn(ctx.ptr, *cargs, *[ctypes.byref(o) for o in outs])
         if rc != 0:
             msg = _ctx_error(ctx.ptr).decode(errors="replace")
             if not ctx.keep:
                 _ctx_reset(ctx.ptr)
             raise KscError(rc, msg)
-        value = result.from_c(out.value if isinstance(out, ctypes._SimpleCData) else out, keep)
-        if result.opaque:
+        values = tuple(r.from_c(o.value if isinstance(o, ctypes._SimpleCData) else o, keep)
+                       for r, o in zip(results, outs))
+        if opaque:
             ctx.keep.append(keep)  # the BOG may refer to the arguments
         elif not ctx.keep:
             _ctx_reset(ctx.ptr)
-        return value
+        if len(values) == 1:
+            return values[0]
+        return values if values else None
 
     call.__name__ = m["name"]
-    call.__doc__ = "%s(%s): %s, returning %s." % (m["name"], ", ".join(names), m["ks"], result.ks)
+    call.__doc__ = "%s(%s): %s, returning %s." % (
+        m["name"], ", ".join(names), m["ks"],
+        ", ".join("%s (%s)" % (r["name"], t.ks) for r, t in zip(m["results"], results)) or "nothing")
     return call
 
 

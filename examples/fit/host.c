@@ -24,17 +24,17 @@ int main(void) {
   fit_tup3_f64_f64_f64 p = {1.0, 1.0, 0.0};
   const double step = 0.5;
   for (int it = 0; it <= 1000; it++) {
-    /* [vrev loss 0]: the argument (p, xs, ys) and the cotangent 1.0 of
-     * the error; the result is (error, dp), in ctx's memory. */
-    fit_tup3_tup3_f64_f64_f64_vec_f64_vec_f64 x = {p, {N, xs}, {N, ys}};
-    fit_tup2_f64_tup3_f64_f64_f64 r;
-    if (fit_vrev_loss_wrt_0(ctx, x, 1.0, &r) != fit_OK) {
+    /* [vrev loss 0]: loss's arguments and the cotangent 1.0 of the
+     * error; the results are the error and the gradient with respect to
+     * p (argument 0), in ctx's memory. */
+    double err;
+    fit_tup3_f64_f64_f64 g;
+    if (fit_vrev_loss_wrt_0(ctx, p, (fit_vec_f64){N, xs}, (fit_vec_f64){N, ys}, 1.0, &err, &g) != fit_OK) {
       fprintf(stderr, "%s\n", fit_ctx_error(ctx));
       fit_ctx_free(ctx);
       return 1;
     }
-    if (it % 250 == 0) printf("iteration %4d: error %.6f\n", it, r.f0);
-    fit_tup3_f64_f64_f64 g = r.f1;
+    if (it % 250 == 0) printf("iteration %4d: error %.6f\n", it, err);
     p.f0 -= step * g.f0;
     p.f1 -= step * g.f1;
     p.f2 -= step * g.f2;

@@ -19,7 +19,7 @@ ys = [2.5 * math.exp(-1.3 * x) + 0.5 + 0.01 * math.sin(7 * i) for i, x in enumer
 p = (1.0, 1.0, 0.0)
 step = 0.5
 for it in range(1001):
-    err, grad = fit.vrev_loss_wrt_0((p, xs, ys), 1.0)
+    err, grad = fit.vrev_loss_wrt_0(p, xs, ys, 1.0)
     if it % 250 == 0:
         print("iteration %4d: error %.6f" % (it, err))
     p = tuple(v - step * g for v, g in zip(p, grad))

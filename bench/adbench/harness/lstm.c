@@ -15,7 +15,8 @@
 #include "lstm.h"
 #include "timing.h"
 
-typedef lstm_tup4_vec_vec_f64_vec_vec_f64_vec_vec_f64_vec_vec_f64 args_t;
+/* The loss's arguments, or a tangent or gradient of them. */
+typedef struct { lstm_vec_vec_f64 main, extra, state, sequence; } args_t;
 
 static double *readn(FILE *f, long n) {
   double *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
@@ -46,7 +47,21 @@ static void check(int rc) {
 
 static double objective(args_t a) {
   double out;
-  check(lstm_lstm_objective(ctx, a.f0, a.f1, a.f2, a.f3, &out));
+  check(lstm_lstm_objective(ctx, a.main, a.extra, a.state, a.sequence, &out));
+  return out;
+}
+
+/* gradient sets *g to the gradient of the loss at a times dr. */
+static void gradient(args_t a, double dr, args_t *g) {
+  check(lstm_rev_lstm_objective(ctx, a.main, a.extra, a.state, a.sequence, dr,
+                                &g->main, &g->extra, &g->state, &g->sequence));
+}
+
+/* derivative returns the derivative of the loss at a along dx. */
+static double derivative(args_t a, args_t dx) {
+  double out;
+  check(lstm_fwd_lstm_objective(ctx, a.main, a.extra, a.state, a.sequence,
+                                dx.main, dx.extra, dx.state, dx.sequence, &out));
   return out;
 }
 
@@ -56,7 +71,7 @@ typedef struct { long n; double **arg, **grad; } params_t;
 
 static params_t params(args_t a, args_t g, long total) {
   params_t p = {0, malloc((size_t)total * sizeof(double *)), malloc((size_t)total * sizeof(double *))};
-  lstm_vec_vec_f64 as[2] = {a.f0, a.f1}, gs[2] = {g.f0, g.f1};
+  lstm_vec_vec_f64 as[2] = {a.main, a.extra}, gs[2] = {g.main, g.extra};
   for (int m = 0; m < 2; m++)
     for (long r = 0; r < as[m].size; r++)
       for (long i = 0; i < as[m].data[r].size; i++) {
@@ -94,7 +109,7 @@ int main(int argc, char **argv) {
   printf("objective %.17g\n", obj);
 
   args_t g;
-  check(lstm_rev_lstm_objective(ctx, a, 1.0, &g));
+  gradient(a, 1.0, &g);
   long total = 2 * l * 4 * b + 3 * b;
   params_t p = params(a, g, total);
   double *grad = malloc((size_t)total * sizeof *grad);
@@ -124,8 +139,8 @@ int main(int argc, char **argv) {
 
   /* The adjoint identity: [fwd f](x, dx) = <dx, [rev f](x, 1)>. */
   args_t dx;
-  check(lstm_rev_lstm_objective(ctx, a, 0.0, &dx)); /* a tangent of the right shape */
-  zero(dx.f0), zero(dx.f1), zero(dx.f2), zero(dx.f3);
+  gradient(a, 0.0, &dx); /* a tangent of the right shape */
+  zero(dx.main), zero(dx.extra), zero(dx.state), zero(dx.sequence);
   params_t pd = params(a, dx, total);
   double lhs, rhs = 0, scale = 0;
   for (long i = 0; i < total; i++) {
@@ -134,13 +149,13 @@ int main(int argc, char **argv) {
     rhs += t * grad[i];
     scale += fabs(t * grad[i]);
   }
-  check(lstm_fwd_lstm_objective(ctx, a, dx, &lhs));
+  lhs = derivative(a, dx);
   printf("adjoint_error %.3g\n", fabs(lhs - rhs) / (scale > 0 ? scale : 1));
   lstm_ctx_reset(ctx);
 
   double tf, tg;
   TIME(tf, minSeconds, { objective(a); lstm_ctx_reset(ctx); });
-  TIME(tg, minSeconds, { check(lstm_rev_lstm_objective(ctx, a, 1.0, &g)); lstm_ctx_reset(ctx); });
+  TIME(tg, minSeconds, { gradient(a, 1.0, &g); lstm_ctx_reset(ctx); });
   printf("time_objective %.6g\ntime_gradient %.6g\n", tf, tg);
   lstm_ctx_free(ctx);
   return 0;

@@ -42,19 +42,18 @@ func main() {
 	p := [3]float64{1, 1, 0}
 	const step = 0.5
 	for it := 0; it <= 1000; it++ {
-		var x C.fit_tup3_tup3_f64_f64_f64_vec_f64_vec_f64
-		x.f0 = C.fit_tup3_f64_f64_f64{C.double(p[0]), C.double(p[1]), C.double(p[2])}
-		x.f1 = C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(xs))}
-		x.f2 = C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(ys))}
-		var r C.fit_tup2_f64_tup3_f64_f64_f64
-		if C.fit_vrev_loss_wrt_0(ctx, x, 1, &r) != C.fit_OK {
+		pc := C.fit_tup3_f64_f64_f64{C.double(p[0]), C.double(p[1]), C.double(p[2])}
+		xv := C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(xs))}
+		yv := C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(ys))}
+		var err C.double
+		var g C.fit_tup3_f64_f64_f64
+		if C.fit_vrev_loss_wrt_0(ctx, pc, xv, yv, 1, &err, &g) != C.fit_OK {
 			fmt.Fprintln(os.Stderr, C.GoString(C.fit_ctx_error(ctx)))
 			os.Exit(1)
 		}
 		if it%250 == 0 {
-			fmt.Printf("iteration %4d: error %.6f\n", it, float64(r.f0))
+			fmt.Printf("iteration %4d: error %.6f\n", it, float64(err))
 		}
-		g := r.f1
 		p[0] -= step * float64(g.f0)
 		p[1] -= step * float64(g.f1)
 		p[2] -= step * float64(g.f2)

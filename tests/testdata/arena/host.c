@@ -23,8 +23,9 @@ int main(int argc, char **argv) {
   printf("f %zu\n", loops_ctx_bytes(ctx));
   loops_ctx_free(ctx);
   ctx = loops_ctx_new();
-  loops_tup2_vec_vec_f64_vec_f64 g;
-  if (loops_rev_f(ctx, (loops_tup2_vec_vec_f64_vec_f64){x, m}, 1.0, &g) != 0) return 4;
+  loops_vec_vec_f64 dx;
+  loops_vec_f64 dmu;
+  if (loops_rev_f(ctx, x, m, 1.0, &dx, &dmu) != 0) return 4;
   printf("rev %zu\n", loops_ctx_bytes(ctx));
   loops_ctx_free(ctx);
   return 0;

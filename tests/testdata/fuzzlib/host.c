@@ -62,13 +62,9 @@ int main(void) {
     case 6:
       rc = model_depth(ctx, a, 1.0, &value);
       break;
-    case 7: {
-      model_tup2_i64_f64 x = {a, 1.0};
-      model_tup2_tup0_f64 g;
-      rc = model_sufrev_depth(ctx, x, 1.0, &g);
-      if (rc == model_OK) value = g.f1;
+    case 7:
+      rc = model_sufrev_depth(ctx, a, 1.0, 1.0, &value);
       break;
-    }
     }
     printf("%d %.17g\n", rc, value);
     fflush(stdout);

@@ -21,9 +21,9 @@ xs, ys = [0.0, 1.0, 2.0], [1.0, 3.0, 5.0]
 # loss(1, 0) = 1 + 4 + 9; its gradient by hand: sum 2 r x, sum 2 r, -2 r, 2 a r.
 assert model.loss(2.0, 1.0, xs, ys) == 0.0
 assert model.loss(1.0, 0.0, xs, ys) == 14.0
-ga, gb, gx, gy = model.rev_loss((1.0, 0.0, xs, ys), 1.0)
+ga, gb, gx, gy = model.rev_loss(1.0, 0.0, xs, ys, 1.0)
 assert (ga, gb, arr(gx), arr(gy)) == (-16.0, -12.0, [-2.0, -4.0, -6.0], [2.0, 4.0, 6.0]), (ga, gb, gx, gy)
-v, (ga2, gb2, gx2, gy2) = model.vrev_loss((1.0, 0.0, xs, ys), 2.0)
+v, ga2, gb2, gx2, gy2 = model.vrev_loss(1.0, 0.0, xs, ys, 2.0)
 assert (v, ga2, gb2, arr(gx2)) == (14.0, -32.0, -24.0, [-4.0, -8.0, -12.0])
 
 # Split reverse mode: a BOG kept until reset, used twice.
@@ -31,6 +31,8 @@ v, bog = model.suffwdpass_loss(1.0, 0.0, xs, ys)
 assert v == 14.0 and isinstance(bog, model.Opaque)
 assert model.sufrevpass_loss(1.0, bog)[0] == -16.0
 assert model.sufrevpass_loss(0.5, bog)[0] == -8.0
+# One result (an Integer argument has no gradient) is returned alone.
+assert arr(model.rev_pick([1.0, 2.0], 1, 3.0)) == [0.0, 3.0]
 model.reset()
 
 m = model.scale(2.0, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -66,7 +68,7 @@ out = []
 
 def work(k):
     for _ in range(50):
-        r = model.vrev_loss((float(k), 0.0, xs, ys), 1.0)
+        r = model.vrev_loss(float(k), 0.0, xs, ys, 1.0)
     out.append((k, r[0]))
 
 

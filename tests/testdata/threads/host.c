@@ -39,9 +39,8 @@ static void *work(void *arg) {
     CHECK(j, model_rev_sqnorm(ctx, v, 1.0, &g) == model_OK && g.size == 100 && g.data[3] == 2 * data[3]);
     double d = 0;
     CHECK(j, model_depth(ctx, 100 + j->id, 1.0, &d) == model_OK && d == 101 + j->id);
-    model_tup2_i64_f64 a = {100, 1.0};
-    model_tup2_tup0_f64 dg;
-    CHECK(j, model_sufrev_depth(ctx, a, 1.0, &dg) == model_OK && dg.f1 == 101.0);
+    double dx = 0;
+    CHECK(j, model_sufrev_depth(ctx, 100, 1.0, 1.0, &dx) == model_OK && dx == 101.0);
     CHECK(j, model_depth(ctx, -1, 1.0, &d) == model_ERR_RUNTIME);
     CHECK(j, strstr(model_ctx_error(ctx), "assertion failed") != NULL);
     model_ctx_reset(ctx);
