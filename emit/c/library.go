@@ -239,23 +239,44 @@ static int ks_enter(%[1]s_ctx *ctx, bool outs) {
 	var decls strings.Builder
 	inHeader := map[string]bool{} // the types of the exports' signatures
 	man := &Manifest{Version: 2, Library: "lib" + p + ".so", Prefix: p, Functions: []ManifestFunc{}}
-	for _, x := range exports(prog, p, taken) {
+	exported := exports(prog, p, taken)
+	for _, x := range exported {
+		taken[x.Name] = true
+	}
+	for _, x := range exported {
 		f := x.Func
 		if chosen != nil && !chosen[f] {
 			continue
 		}
 		en := e.entryOf(f)
 		params := []string{p + "_ctx *ctx"}
+		hparams := []string{p + "_ctx *ctx"} // the same, with the types' short names
+		var aliases strings.Builder
+		// alias returns the short name of v's type in x's signature:
+		// x's name and v's, declared before x (the host may use it for
+		// its own variables; typedefs of one type are the same type).
+		alias := func(v slot) string {
+			c := e.ctype(v.t)
+			name := x.Name + "_" + v.name
+			if !needsAlias(v.t) || taken[name] {
+				return c
+			}
+			taken[name] = true
+			fmt.Fprintf(&aliases, "typedef %s %s; /* %s */\n", c, name, commentSafe(types.Brief(v.t)))
+			return name
+		}
 		var names, nonNull []string
 		mf := ManifestFunc{Name: strings.TrimPrefix(x.Name, p+"_"), Symbol: x.Name, KS: f.FullName(), Params: []ManifestParam{}, Results: []ManifestParam{}}
 		for _, v := range en.params {
 			params = append(params, e.ctype(v.t)+" "+v.name)
+			hparams = append(hparams, alias(v)+" "+v.name)
 			names = append(names, v.name)
 			mf.Params = append(mf.Params, e.manifestParam(v))
 			e.markTypes(v.t, inHeader)
 		}
 		for _, v := range en.outs {
 			params = append(params, e.ctype(v.t)+" *"+v.name)
+			hparams = append(hparams, alias(v)+" *"+v.name)
 			names = append(names, v.name)
 			nonNull = append(nonNull, v.name+" != NULL")
 			mf.Results = append(mf.Results, e.manifestParam(v))
@@ -271,7 +292,8 @@ static int ks_enter(%[1]s_ctx *ctx, bool outs) {
 			note = "\n * The BOG it returns may refer to the arguments and lives in ctx: keep\n" +
 				" * both unchanged (no reset) until the reverse pass has run."
 		}
-		fmt.Fprintf(&decls, "\n/* %s : %s -> %s%s */\n%s;\n", commentSafe(f.FullName()), f.Arg, f.Result, note, sig)
+		fmt.Fprintf(&decls, "\n/* %s : %s -> %s%s */\n%sint %s(%s);\n", commentSafe(f.FullName()), f.Arg, f.Result, note,
+			aliases.String(), x.Name, strings.Join(hparams, ", "))
 		// The arguments are checked first: the code assumes sizes in
 		// range (ks_assume_size) and non-NULL data. Checks and call are
 		// in a function of their own, not inlined, so that no code
@@ -473,4 +495,18 @@ var cKeywords = map[string]bool{
 	"register": true, "restrict": true, "return": true, "short": true, "signed": true, "sizeof": true,
 	"static": true, "struct": true, "switch": true, "typedef": true, "union": true, "unsigned": true,
 	"void": true, "volatile": true, "while": true, "bool": true, "true": true, "false": true,
+}
+
+// needsAlias reports whether the C name of t, in an entry point's
+// signature, gets a short name after the entry point and the parameter:
+// tuples, variants, BOGs, and tensors of them, whose names spell out
+// their structure (NAME_tup3_vec_f64_f64_i64).
+func needsAlias(t *types.Type) bool {
+	switch t.Kind {
+	case types.Tuple, types.Variant, types.Named:
+		return true
+	case types.Tensor:
+		return needsAlias(t.Elem)
+	}
+	return false
 }

@@ -45,9 +45,11 @@ func TestManifest(t *testing.T) {
 	for _, p := range f.Params {
 		ps = append(ps, p.Type.C+" "+p.Name)
 	}
-	decl := "int m_f(m_ctx *ctx, " + strings.Join(ps, ", ") + ", " + f.Results[0].Type.C + " *out);"
-	if !strings.Contains(out.Header, decl) {
-		t.Errorf("the header does not declare %s:\n%s", decl, out.Header)
+	// (The tuple result's type has a short name, an alias of the type.)
+	alias := "typedef " + f.Results[0].Type.C + " m_f_out;"
+	decl := "int m_f(m_ctx *ctx, " + strings.Join(ps, ", ") + ", m_f_out *out);"
+	if !strings.Contains(out.Header, decl) || !strings.Contains(out.Header, alias) {
+		t.Errorf("the header does not declare %s and %s:\n%s", alias, decl, out.Header)
 	}
 	m := f.Params[1].Type
 	if m.Kind != "Tensor" || m.Rank != 2 || m.Elem.Kind != "Float" || m.Elem.C != "double" || !strings.Contains(out.Header, "int64_t size[2]; double *data; } "+m.C+";") {
@@ -73,6 +75,8 @@ func TestDerivedEntries(t *testing.T) {
 	src := `(def f Float ((w : Vec Float) (b : Float) (n : Integer)) (mul b (index n w)))
 (def g Float (x : Float) x)
 (def h Float ((dw : Float) (w : Float)) w)
+(def k Float ((p : Tuple Float Float) (y : Float)) (mul (get$1$2 p) y))
+(gdef rev [k (Tuple (Tuple Float Float) Float)])
 (gdef fwd [f (Tuple (Vec Float) Float Integer)])
 (gdef rev [f (Tuple (Vec Float) Float Integer)])
 (gdef vrev [f (Tuple (Vec Float) Float Integer)])
@@ -108,8 +112,11 @@ func TestDerivedEntries(t *testing.T) {
 		"int m_rev_f_wrt_1(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, double *db);",
 		"int m_vrev_f_wrt_0_1(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, double *out, m_vec_f64 *dw, double *db);",
 		"int m_sufrev_f(m_ctx *ctx, m_vec_f64 w, double b, int64_t n, double dout, m_vec_f64 *dw, double *db);",
-		"int m_suffwdpass_g(m_ctx *ctx, double x, double *out, m_nt",
-		"int m_sufrevpass_g(m_ctx *ctx, double dout, m_nt",
+		"int m_suffwdpass_g(m_ctx *ctx, double x, double *out, m_suffwdpass_g_bog *bog);",
+		"int m_sufrevpass_g(m_ctx *ctx, double dout, m_sufrevpass_g_bog bog, double *dx);",
+		// Tuple types get short names after the entry point and parameter.
+		"typedef m_tup2_f64_f64 m_rev_k_p; /* (Tuple Float Float) */\ntypedef m_tup2_f64_f64 m_rev_k_dp; /* (Tuple Float Float) */\n" +
+			"int m_rev_k(m_ctx *ctx, m_rev_k_p p, double y, double dout, m_rev_k_dp *dp, double *dy);",
 		"int m_rev_g(m_ctx *ctx, double x, double dout, double *dx);",
 		// Names that would collide fall back to p0, dp0, ...
 		"int m_rev_h(m_ctx *ctx, double p0, double p1, double dout, double *dp0, double *dp1);",

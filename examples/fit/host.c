@@ -21,14 +21,14 @@ int main(void) {
   }
   fit_ctx *ctx = fit_ctx_new();
   if (ctx == NULL) return 1;
-  fit_tup3_f64_f64_f64 p = {1.0, 1.0, 0.0};
+  fit_loss_p p = {1.0, 1.0, 0.0}; /* loss's argument p: (a, b, c) */
   const double step = 0.5;
   for (int it = 0; it <= 1000; it++) {
     /* [vrev loss 0]: loss's arguments and the cotangent 1.0 of the
      * error; the results are the error and the gradient with respect to
      * p (argument 0), in ctx's memory. */
     double err;
-    fit_tup3_f64_f64_f64 g;
+    fit_vrev_loss_wrt_0_dp g;
     if (fit_vrev_loss_wrt_0(ctx, p, (fit_vec_f64){N, xs}, (fit_vec_f64){N, ys}, 1.0, &err, &g) != fit_OK) {
       fprintf(stderr, "%s\n", fit_ctx_error(ctx));
       fit_ctx_free(ctx);

@@ -42,11 +42,11 @@ func main() {
 	p := [3]float64{1, 1, 0}
 	const step = 0.5
 	for it := 0; it <= 1000; it++ {
-		pc := C.fit_tup3_f64_f64_f64{C.double(p[0]), C.double(p[1]), C.double(p[2])}
+		pc := C.fit_loss_p{C.double(p[0]), C.double(p[1]), C.double(p[2])}
 		xv := C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(xs))}
 		yv := C.fit_vec_f64{n, (*C.double)(unsafe.Pointer(ys))}
 		var err C.double
-		var g C.fit_tup3_f64_f64_f64
+		var g C.fit_vrev_loss_wrt_0_dp
 		if C.fit_vrev_loss_wrt_0(ctx, pc, xv, yv, 1, &err, &g) != C.fit_OK {
 			fmt.Fprintln(os.Stderr, C.GoString(C.fit_ctx_error(ctx)))
 			os.Exit(1)
