@@ -2,12 +2,14 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	cemit "github.com/ksc-lang/ksc/emit/c"
+	"github.com/ksc-lang/ksc/emit/gobind"
 	"github.com/ksc-lang/ksc/ir"
 )
 
@@ -58,6 +60,27 @@ func BuildLibraryExporting(ctx context.Context, prog *ir.Program, name, dir stri
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(out.Manifest), 0o644); err != nil {
 		return fmt.Errorf("writing the manifest: %w", err)
+	}
+	return nil
+}
+
+// WriteGoBindings writes DIR/NAME.go, the Go bindings of DIR/libNAME.so
+// (package gobind), from the manifest DIR/NAME.json beside it.
+func WriteGoBindings(dir, name string) error {
+	data, err := os.ReadFile(filepath.Join(dir, name+".json"))
+	if err != nil {
+		return fmt.Errorf("writing the Go bindings: %w", err)
+	}
+	var m cemit.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("writing the Go bindings: reading %s.json: %w", name, err)
+	}
+	src, err := gobind.Package(&m, gobind.PackageName(name))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".go"), src, 0o644); err != nil {
+		return fmt.Errorf("writing the Go bindings: %w", err)
 	}
 	return nil
 }

@@ -438,6 +438,11 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 			return fmt.Errorf("writing the Python module: %w", err)
 		}
 	}
+	if c.Bool("go") {
+		if err := driver.WriteGoBindings(dir, name); err != nil {
+			return err
+		}
+	}
 	t.step("build")
 	return nil
 }

@@ -224,7 +224,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					"a context, its arguments and a pointer to its result, and returning 0 or an\n" +
 					"error code (the message is in NAME_ctx_error). --python also writes DIR/NAME.py,\n" +
 					"a Python module binding the library with ctypes (numpy arrays in and out if\n" +
-					"numpy is installed, else lists; errors raise NAME.KscError). Honours $CC and $CFLAGS\n" +
+					"numpy is installed, else lists; errors raise NAME.KscError). --go also writes\n" +
+					"DIR/NAME.go, making DIR a Go package (cgo) whose *Context methods call the\n" +
+					"library with Go values. Honours $CC and $CFLAGS\n" +
 					"(default -O3; CFLAGS=\"-O3 -march=native\" for this machine's vector units).\n" +
 					"--threads shares the iterations of outer builds and sums among OpenMP threads\n" +
 					"(OMP_NUM_THREADS sets how many); results are the same as without it.\n" +
@@ -236,6 +238,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "o", Required: true, Usage: "output library `DIR/libNAME.so`"},
 					&cli.StringFlag{Name: "emit-c", Usage: "also write the generated C to `FILE`"},
 					&cli.BoolFlag{Name: "python", Usage: "also write DIR/NAME.py, Python bindings (ctypes; numpy if installed)"},
+					&cli.BoolFlag{Name: "go", Usage: "also write DIR/NAME.go, Go bindings (a cgo package in DIR)"},
 					&cli.StringFlag{Name: "export", Usage: "export only these entry points, named as in the header without NAME_ (`loss,vrev_loss_wrt_0`); default all"},
 					checkFlag, timeFlag, revFlag, adFlag, threadsFlag, noOptFlag,
 				},
