@@ -1,0 +1,3 @@
+module gmmhost
+
+go 1.22
