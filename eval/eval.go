@@ -86,7 +86,7 @@ func Run(prog *ir.Program, out io.Writer) error {
 		return fmt.Errorf("the program has no (def main Integer () ...)")
 	}
 	w := bufio.NewWriter(out)
-	_, err := run(w, func(m *machine) Value { return m.call(main, Tuple{}, main.P) })
+	_, err := run(prog, w, func(m *machine) Value { return m.call(main, Tuple{}, main.P) })
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
@@ -101,18 +101,19 @@ func Call(prog *ir.Program, f *ir.Func, args ...Value) (Value, error) {
 	if len(args) == 1 {
 		arg = args[0]
 	}
-	return run(bufio.NewWriter(io.Discard), func(m *machine) Value { return m.call(f, arg, f.P) })
+	return run(prog, bufio.NewWriter(io.Discard), func(m *machine) Value { return m.call(f, arg, f.P) })
 }
 
 // run runs f on a new machine, turning the panics that stop evaluation
 // (*ksrt.Error, *Unsupported) into errors.
-func run(w *bufio.Writer, f func(*machine) Value) (v Value, err error) {
-	m := &machine{out: w, prelude: map[*ir.Call]*ir.Func{}, defs: map[*ir.Prim]*ir.Func{}}
+func run(prog *ir.Program, w *bufio.Writer, f func(*machine) Value) (v Value, err error) {
+	m := &machine{out: w, prelude: map[*ir.Call]*ir.Func{}, defs: map[*ir.Prim]*ir.Func{},
+		fails: ir.MayFail(prog.Funcs, ir.Recursive(prog.Funcs))}
 	defer func() {
 		if r := recover(); r != nil {
 			switch r := r.(type) {
 			case *ksrt.Error:
-				err = r
+				err = ksrt.WithCalls(r, m.calls, len(m.calls))
 			case *Unsupported:
 				err = r
 			default:
@@ -127,6 +128,9 @@ func run(w *bufio.Writer, f func(*machine) Value) (v Value, err error) {
 type machine struct {
 	out     *bufio.Writer
 	depth   int
+	calls   []string // the calls running, for a runtime error's message (ir.Call.Site)
+	fails   ir.Failing
+	running *ir.Func              // the function whose body is being evaluated
 	prelude map[*ir.Call]*ir.Func // a prelude definition placed at each call
 	defs    map[*ir.Prim]*ir.Func // the type-checked prelude definitions
 }
@@ -178,8 +182,23 @@ func (m *machine) call(f *ir.Func, arg Value, pos ir.Pos) Value {
 		ksrt.Fail(f.P.String(), "%s", ksrt.TooDeep(f.Name.String(), MaxDepth))
 	}
 	m.depth++
+	caller := m.running
+	m.running = f
 	v := m.eval(f.Body, bind(nil, f.Params, arg))
+	m.running = caller
 	m.depth--
+	return v
+}
+
+// callAt runs the call e of a user function on arg, recorded in the chain
+// of calls as the backends record it (ir.Failing.Records).
+func (m *machine) callAt(e *ir.Call, arg Value) Value {
+	if !m.fails.Records(m.running, e) {
+		return m.call(e.Fn, arg, e.P)
+	}
+	m.calls = append(m.calls, e.Site())
+	v := m.call(e.Fn, arg, e.P)
+	m.calls = m.calls[:len(m.calls)-1]
 	return v
 }
 
@@ -224,7 +243,7 @@ func (m *machine) eval(e ir.Expr, sc *env) Value {
 		return zeroOf(e.T)
 	case *ir.Call:
 		if e.Prim == nil {
-			return m.call(e.Fn, m.arg(e.Args, sc), e.P)
+			return m.callAt(e, m.arg(e.Args, sc))
 		}
 		if e.Prim.Def != "" {
 			def := m.preludeDef(e)

@@ -111,7 +111,10 @@ func TestRuntimeError(t *testing.T) {
 		{"(def main Integer () (print (dot (Vec_init 1.0) (Vec_init 1.0 2.0))))", "t.ks:1:29: runtime error: size mismatch"},
 		{"(def main Integer () (assert (gt 1 2) 0))", "t.ks:1:22: runtime error: assertion failed"},
 		{"(def f Integer (n : Integer) (f n)) (def main Integer () (f 1))",
-			"t.ks:1:6: runtime error: recursion too deep in f: more than 100000 nested calls"},
+			"t.ks:1:6: runtime error: recursion too deep in f: more than 100000 nested calls\n  in f, called from t.ks:1:58"},
+		// The chain of calls: g's call of h, main's of g.
+		{"(def h Float (v : Vec Float) (index 2 v)) (def g Float (v : Vec Float) (h v)) (def main Integer () (print (g (Vec_init 1.0))))",
+			"t.ks:1:30: runtime error: index 2 out of range for size 1\n  in h, called from t.ks:1:72\n  in g, called from t.ks:1:107"},
 	} {
 		out, err := run(t, c.src)
 		var re *ksrt.Error

@@ -53,6 +53,13 @@ type Call struct {
 	Args []Expr
 }
 
+// Site describes a call of a ks function in the chain of calls that a
+// runtime error's message lists (every backend and the evaluator):
+// "f, called from FILE:LINE:COL".
+func (e *Call) Site() string {
+	return e.Fn.Name.String() + ", called from " + e.P.String()
+}
+
 // A Tuple builds a tuple: (tuple e1 ... en).
 type Tuple struct {
 	P     Pos

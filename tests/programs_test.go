@@ -3,7 +3,9 @@ package tests
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,10 +156,13 @@ func runtimeMarkOf(t *testing.T, file string) (int, *regexp.Regexp) {
 	return line, re
 }
 
+// callLine is a line of the chain of calls after a runtime error.
+var callLine = regexp.MustCompile(`^  (in .+, called from .+:\d+:\d+|\(\d+ calls deeper not shown\))$`)
+
 // checkRuntimeError checks the run r (by who) of a program of
-// testdata/runtime: status 1, one line on stderr naming the line marked
-// ; RUNTIME "regexp" with a message matching the regexp, and the output
-// of NAME.out (none if there is no such file).
+// testdata/runtime: status 1, a line on stderr naming the line marked
+// ; RUNTIME "regexp" with a message matching the regexp, then the chain
+// of calls, and the output of NAME.out (none if there is no such file).
 func checkRuntimeError(t *testing.T, who string, r result, file string) {
 	t.Helper()
 	line, re := runtimeMarkOf(t, file)
@@ -166,14 +171,45 @@ func checkRuntimeError(t *testing.T, who string, r result, file string) {
 	if r.code != 1 {
 		t.Errorf("%s: exit status %d, want 1; stderr:\n%s", who, r.code, r.stderr)
 	}
-	msg := strings.TrimSpace(r.stderr)
-	if !strings.HasPrefix(msg, prefix) || !re.MatchString(msg[len(prefix):]) {
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if msg := lines[0]; !strings.HasPrefix(msg, prefix) || !re.MatchString(msg[len(prefix):]) {
 		t.Errorf("%s: stderr %q, want %s<col>: matching %q", who, msg, prefix, re)
 	}
-	if strings.Contains(msg, "\n") {
-		t.Errorf("%s: more than one line on stderr:\n%s", who, msg)
+	// Then the chain of calls that led there (which calls it lists depends
+	// on what the optimiser inlined).
+	for _, l := range lines[1:] {
+		if !callLine.MatchString(l) {
+			t.Errorf("%s: stderr line %q is not a call of the chain:\n%s", who, l, r.stderr)
+		}
 	}
 	if r.stdout != string(wantOut) {
 		t.Errorf("%s: stdout %q, want %q", who, r.stdout, wantOut)
+	}
+}
+
+// TestCallChain: the chain of calls after a runtime error, the same from
+// both backends and, but for the call the optimiser inlined, from the
+// evaluator.
+func TestCallChain(t *testing.T) {
+	needCC(t)
+	file := filepath.Join("testdata", "runtime", "call_chain.ks")
+	at := func(lc string) string { return file + ":" + lc }
+	compiled := []string{
+		"  in h, called from " + at("10:16"),
+		"  in g, called from " + at("12:11"),
+	}
+	for _, b := range []string{"c", "go", "eval"} {
+		if b != "eval" && !wantBackend(b) {
+			continue
+		}
+		want := compiled
+		if b == "eval" {
+			want = append([]string{"  in pick, called from " + at("8:34")}, compiled...)
+		}
+		r := runProgram(t, b, file)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if !slices.Equal(lines[1:], want) {
+			t.Errorf("%s: stderr\n%s\nwant the calls\n%s", b, r.stderr, strings.Join(want, "\n"))
+		}
 	}
 }

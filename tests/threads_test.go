@@ -12,7 +12,8 @@ import (
 // TestThreads runs every program of testdata/programs and testdata/runtime
 // through the C backend with parallel loops (ksc --threads) on three
 // threads, and requires exactly what the serial build gives: the same
-// output, and the same runtime error with the same position.
+// output, and the same runtime error with the same position and the same
+// calls that led there.
 func TestThreads(t *testing.T) {
 	needCC(t)
 	if !wantBackend("c") {

@@ -123,12 +123,14 @@ type emitter struct {
 	effects   lower.Effects     // the functions that print
 	repeated  map[*ir.Func]bool // repeatedFuncs (Threads only)
 	recursive map[*ir.Func]bool // ir.Recursive: these check the stack on entry
+	fails     ir.Failing        // ir.MayFail: the calls of these are in the chain of calls of an error
 	namer     *types.Namer      // the names of types in type and helper names
 }
 
 func (e *emitter) program(prog *ir.Program) *Output {
 	var protos, defs strings.Builder
 	e.recursive = ir.Recursive(prog.Funcs)
+	e.fails = ir.MayFail(prog.Funcs, e.recursive)
 	for _, f := range prog.Funcs {
 		if f.Prim != nil || f.Body == nil && f.Kind != ir.EdefFunc {
 			continue

@@ -350,7 +350,15 @@ func (f *fn) call(e *ir.Call, sc *env) string {
 	if e.Fn.Kind == ir.EdefFunc {
 		return f.temp(name+"("+strings.Join(args, ", ")+")", e.T)
 	}
-	return f.temp(name+"("+strings.Join(append([]string{"ctx"}, args...), ", ")+")", e.T)
+	call := name + "(" + strings.Join(append([]string{"ctx"}, args...), ", ") + ")"
+	if !f.e.fails.Records(f.f, e) {
+		return f.temp(call, e.T)
+	}
+	// The call is in the chain a runtime error's message shows.
+	f.line("ks_call(ctx, %s);", cString(e.Site()))
+	r := f.temp(call, e.T)
+	f.line("ks_return(ctx);")
+	return r
 }
 
 // zeroValue returns a value of type t with no content (for $dummy).

@@ -324,6 +324,7 @@ KS_EXPORT %s {
   if (rc != KS_OK) return rc;
   ctx->busy = true;
   ctx->rt.stack_base = ks_stack_here();
+  ctx->rt.ncalls = 0;
   if (setjmp(ctx->rt.jmp)) {
     ctx->busy = false;
     return ctx->rt.code;

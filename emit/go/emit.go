@@ -123,6 +123,7 @@ type emitter struct {
 	tmp       int
 	cps       cpsState          // --ad=cps
 	recursive map[*ir.Func]bool // ir.Recursive: these count their depth
+	fails     ir.Failing        // ir.MayFail: the calls of these are in the chain of calls of an error
 	namer     *types.Namer      // the names of types in type names
 }
 
@@ -133,6 +134,7 @@ func (e *emitter) program(prog *ir.Program) ([]byte, error) {
 	var funcs []jen.Code
 	var mainFn *ir.Func
 	e.recursive = ir.Recursive(prog.Funcs)
+	e.fails = ir.MayFail(prog.Funcs, e.recursive)
 	for _, f := range prog.Funcs {
 		if f.Prim != nil || f.Kind == ir.EdefFunc {
 			continue

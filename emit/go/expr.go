@@ -249,7 +249,15 @@ func (g *fn) call(e *ir.Call, sc *env) val {
 	for _, a := range g.args(e.Args, sc, true) {
 		args = append(args, a.code)
 	}
-	return g.temp(pureOf(jen.Id(g.e.funcName(e.Fn)).Call(args...)), e.T)
+	call := pureOf(jen.Id(g.e.funcName(e.Fn)).Call(args...))
+	if !g.e.fails.Records(g.f, e) {
+		return g.temp(call, e.T)
+	}
+	// The call is in the chain a runtime error's message shows.
+	g.stmt(jen.Id("ctx").Dot("Call").Call(jen.Lit(e.Site())))
+	r := g.temp(call, e.T)
+	g.stmt(jen.Id("ctx").Dot("Return").Call())
+	return r
 }
 
 // zero returns a value of type t with no meaningful content ($dummy): the

@@ -65,6 +65,9 @@ typedef struct ks_chunk {
   /* data follows, KS_ALIGN-aligned */
 } ks_chunk;
 
+/* The most calls a runtime error's message lists. */
+#define KS_CALLS 12
+
 typedef struct ks_ctx {
   ks_chunk *chunks;   /* the current chunk first */
   ks_chunk *spare;    /* chunks released by ks_arena_release, for reuse */
@@ -78,10 +81,47 @@ typedef struct ks_ctx {
   size_t max_bytes;     /* the most in_use may reach; 0: no limit */
   uintptr_t stack_base; /* the stack where the running entry point began */
   size_t max_stack;     /* the bytes of stack below it recursion may use */
+  /* The chain of calls of ks functions running, for the message of a
+   * runtime error: the first KS_CALLS of ncalls, outermost first, each
+   * "f, called from FILE:LINE:COL" (ks_call, ks_return). */
+  size_t ncalls;
+  const char *calls[KS_CALLS];
 } ks_ctx;
+
+/* ks_call records a call of a ks function about to be made at site;
+ * ks_return, its return. */
+static inline KS_UNUSED void ks_call(ks_ctx *ctx, const char *site) {
+  size_t n = ctx->ncalls++;
+  if (n < KS_CALLS) ctx->calls[n] = site;
+}
+static inline KS_UNUSED void ks_return(ks_ctx *ctx) { ctx->ncalls--; }
 
 /* Error codes returned by library functions. */
 enum { KS_OK = 0, KS_ERR_RUNTIME = 1, KS_ERR_MEMORY = 2, KS_ERR_USAGE = 3 };
+
+/* ks_err_line appends line to the message if all of it fits. */
+static KS_UNUSED bool ks_err_line(ks_ctx *ctx, const char *line) {
+  size_t len = strlen(ctx->err), n = strlen(line);
+  if (len + n >= sizeof ctx->err) return false;
+  memcpy(ctx->err + len, line, n + 1);
+  return true;
+}
+
+/* ks_err_calls appends to the message the calls that led to the error,
+ * innermost first, a line each (the Go runtime's Error.Error writes the
+ * same). */
+static KS_UNUSED void ks_err_calls(ks_ctx *ctx) {
+  char line[512];
+  size_t n = ctx->ncalls, shown = n < KS_CALLS ? n : KS_CALLS;
+  if (n > shown) {
+    snprintf(line, sizeof line, "\n  (%zu calls deeper not shown)", n - shown);
+    if (!ks_err_line(ctx, line)) return;
+  }
+  for (size_t i = shown; i-- > 0;) {
+    snprintf(line, sizeof line, "\n  in %s", ctx->calls[i]);
+    if (!ks_err_line(ctx, line)) return;
+  }
+}
 
 static KS_UNUSED KS_NORETURN void ks_fail_code(ks_ctx *ctx, int code, const char *pos, const char *fmt, ...) {
   int n = snprintf(ctx->err, sizeof ctx->err, "%s: runtime error: ", pos);
@@ -90,6 +130,7 @@ static KS_UNUSED KS_NORETURN void ks_fail_code(ks_ctx *ctx, int code, const char
   va_start(ap, fmt);
   vsnprintf(ctx->err + n, sizeof ctx->err - (size_t)n, fmt, ap);
   va_end(ap);
+  ks_err_calls(ctx);
   ctx->code = code;
   longjmp(ctx->jmp, 1);
 }
@@ -378,6 +419,9 @@ static inline KS_UNUSED ks_ctx *ks_par_ctx_at(ks_par *par, uintptr_t here) {
   sub->max_stack = t == 0 || par->parent->max_stack < KS_MAX_STACK ? par->parent->max_stack : KS_MAX_STACK;
   sub->max_bytes = par->parent->max_bytes;
   sub->stack_base = t == 0 ? par->parent->stack_base : here;
+  /* The iteration runs inside the parent's calls. */
+  sub->ncalls = par->parent->ncalls;
+  memcpy(sub->calls, par->parent->calls, sizeof sub->calls);
   return sub;
 }
 

@@ -2,6 +2,7 @@ package ksrt
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -149,5 +150,27 @@ func TestFiles(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^package main$`).Match(f.Text) || bytes.Contains(f.Text, []byte("package ksrt")) {
 			t.Errorf("%s: package clause not rewritten", f.Name)
 		}
+	}
+}
+
+// TestErrorCalls: the chain of calls after the message, innermost first,
+// the deeper ones counted, and nothing past the C runtime's 1023 bytes.
+func TestErrorCalls(t *testing.T) {
+	e := WithCalls(&Error{Pos: "p", Msg: "m"}, []string{"g, called from a", "h, called from b"}, 2)
+	if got, want := e.Error(), "p: runtime error: m\n  in h, called from b\n  in g, called from a"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	var calls []string
+	for i := range MaxCalls {
+		calls = append(calls, fmt.Sprintf("f%d, called from x", i))
+	}
+	e = WithCalls(&Error{Pos: "p", Msg: "m"}, calls, 100)
+	lines := strings.Split(e.Error(), "\n")
+	if len(lines) != 2+MaxCalls || lines[1] != "  (88 calls deeper not shown)" || lines[2] != "  in f11, called from x" {
+		t.Errorf("got %q", e.Error())
+	}
+	long := WithCalls(&Error{Pos: "p", Msg: strings.Repeat("x", 1000)}, calls, MaxCalls)
+	if msg := long.Error(); len(msg) > 1023 || strings.Contains(msg, "\n") {
+		t.Errorf("a message of %d bytes: %q", len(msg), msg)
 	}
 }

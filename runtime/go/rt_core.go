@@ -39,6 +39,44 @@ import (
 type Ctx struct {
 	out   *bufio.Writer
 	depth int
+	// The chain of calls of ks functions running, for the message of a
+	// runtime error: the first MaxCalls of ncalls, outermost first.
+	ncalls int
+	calls  [MaxCalls]string
+}
+
+// MaxCalls is the most calls a runtime error's message lists (KS_CALLS
+// in the C runtime).
+const MaxCalls = 12
+
+// Call records a call of a ks function about to be made at site,
+// "f, called from FILE:LINE:COL"; Return, its return.
+func (c *Ctx) Call(site string) {
+	if c.ncalls < MaxCalls {
+		c.calls[c.ncalls] = site
+	}
+	c.ncalls++
+}
+
+// Return undoes Call.
+func (c *Ctx) Return() { c.ncalls-- }
+
+// withCalls returns err with the chain of calls running in c.
+func (c *Ctx) withCalls(err *Error) *Error {
+	return WithCalls(err, c.calls[:min(c.ncalls, MaxCalls)], c.ncalls)
+}
+
+// WithCalls returns err with the chain of n calls that led to it, of
+// which recorded are the outermost (at most MaxCalls are listed).
+func WithCalls(err *Error, recorded []string, n int) *Error {
+	shown := min(len(recorded), MaxCalls)
+	e := *err
+	e.Deeper = n - shown
+	e.Calls = nil
+	for i := shown - 1; i >= 0; i-- {
+		e.Calls = append(e.Calls, recorded[i])
+	}
+	return &e
 }
 
 // NewCtx returns a context writing to w through a buffer; Flush empties it.
@@ -80,11 +118,39 @@ func (c *Ctx) Flush() error { return c.out.Flush() }
 type Error struct {
 	Pos string // the source position, file:line:col
 	Msg string
+	// Calls are the calls that led there, innermost first, each
+	// "f, called from FILE:LINE:COL", after Deeper calls not listed.
+	Calls  []string
+	Deeper int
 }
 
 // Error returns the message as the C runtime prints it:
-// "POS: runtime error: MSG".
-func (e *Error) Error() string { return e.Pos + ": runtime error: " + e.Msg }
+// "POS: runtime error: MSG", then a line "  in CALL" per call that led
+// there, innermost first.
+// The message stops before a line that would take it past 1023 bytes
+// (the C runtime's limit).
+func (e *Error) Error() string {
+	msg := e.Pos + ": runtime error: " + e.Msg
+	add := func(line string) bool {
+		if len(msg)+len(line) > maxMessage {
+			return false
+		}
+		msg += line
+		return true
+	}
+	if e.Deeper > 0 && !add(fmt.Sprintf("\n  (%d calls deeper not shown)", e.Deeper)) {
+		return msg
+	}
+	for _, c := range e.Calls {
+		if !add("\n  in " + c) {
+			break
+		}
+	}
+	return msg
+}
+
+// maxMessage is the longest message the C runtime holds.
+const maxMessage = 1023
 
 // Fail stops the program with a runtime error at pos; format and args
 // make the message as with fmt.Sprintf.
@@ -117,6 +183,7 @@ func Run(stdout, stderr io.Writer, main func(*Ctx)) int {
 	err := Catch(func() { main(ctx) })
 	lost := ctx.Flush()
 	if err != nil {
+		err = ctx.withCalls(err)
 		fmt.Fprintln(stderr, err.Error())
 		return 1
 	}
