@@ -222,7 +222,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Description: "Writes DIR/libNAME.so, DIR/NAME.h and DIR/NAME.json, a manifest of the entry\n" +
 					"points and their types. Every def becomes NAME_<def>, taking\n" +
 					"a context, its arguments and a pointer to its result, and returning 0 or an\n" +
-					"error code (the message is in NAME_ctx_error). --python also writes DIR/NAME.py,\n" +
+					"error code (the message is in NAME_ctx_error); a derivative such as [rev f]\n" +
+					"(NAME_rev_f) takes f's arguments, then the cotangent (or tangent), then a\n" +
+					"pointer per result (per gradient). --python also writes DIR/NAME.py,\n" +
 					"a Python module binding the library with ctypes (numpy arrays in and out if\n" +
 					"numpy is installed, else lists; errors raise NAME.KscError). --go also writes\n" +
 					"DIR/NAME.go, making DIR a Go package (cgo) whose *Context methods call the\n" +

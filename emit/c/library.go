@@ -343,8 +343,10 @@ KS_EXPORT %s {
  *
  * The C interface of lib%[1]s.so.
  *
- * Every function takes a context first and a pointer to its result last,
- * and returns %[1]s_OK (0), or an error code with the message in
+ * Every function takes a context first and pointers to its results last
+ * (one for f; for a derivative such as [rev f], f's arguments, then the
+ * cotangent, then a pointer per gradient), and returns %[1]s_OK (0) having
+ * stored the results, or an error code with the message in
  * %[1]s_ctx_error(ctx) (a failed assert, an index out of range, an empty sum,
  * a size mismatch: %[1]s_ERR_RUNTIME, the message naming the .ks line; out
  * of memory, over the context's memory limit or a recursion deeper than its
@@ -359,7 +361,8 @@ KS_EXPORT %s {
  * A tuple is a struct with fields f0, f1, ...; a (Vec T) is
  * { int64_t size; T *data; } and a (Tensor N T) { int64_t size[N]; T *data; },
  * elements contiguous in row-major order. A function whose argument is a
- * tuple takes its fields as separate parameters.
+ * tuple takes its fields as separate parameters. A tuple type in a
+ * signature also has a short name, a typedef before the function.
  *
  * Names: a def f is %[1]s_f, [rev f] is %[1]s_rev_f, and so on; overloads
  * of one name add __ and their base function's argument type; a name this
