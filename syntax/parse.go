@@ -395,6 +395,10 @@ func (p *parser) typeOf(s SExpr) *types.Type {
 			}
 		}
 		switch w {
+		case "Integer", "Float", "Bool", "String":
+			// Knossos writes scalar types in parentheses too: (Float).
+			want(0, "("+w+")")
+			return p.typeOf(s.Elems[0])
 		case "Tuple":
 			ts := make([]*types.Type, len(args))
 			for i, a := range args {

@@ -138,12 +138,14 @@ func TestParseNames(t *testing.T) {
 func TestParseParams(t *testing.T) {
 	src := `(def f Float (v : Vec Float) 1.0)
 (def g Float () 1.0)
-(def h Float ((a : Float) (b : Tensor 2 (Vec Float)) (t : Tuple)) 1.0)`
+(def h Float ((a : Float) (b : Tensor 2 (Vec Float)) (t : Tuple)) 1.0)
+(def k (Float) ((a : (Integer)) (b : Vec (Float)) (c : (Tuple (Bool) (String)))) 1.0)`
 	f, err := ParseFile("t.ks", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"(Vec Float)"}, {}, {"Float", "(Tensor 2 (Vec Float))", "(Tuple)"}}
+	// Knossos' parenthesised scalars, (Float), are the scalars.
+	want := [][]string{{"(Vec Float)"}, {}, {"Float", "(Tensor 2 (Vec Float))", "(Tuple)"}, {"Integer", "(Vec Float)", "(Tuple Bool String)"}}
 	for i, d := range f.Decls {
 		ps := d.(*Def).Params
 		if len(ps) != len(want[i]) {
@@ -204,7 +206,7 @@ func TestFormatAmbiguousLet(t *testing.T) {
 // TestParseExprError: a malformed expression is an error with its
 // position, not a panic.
 func TestParseExprError(t *testing.T) {
-	for _, src := range []string{"(let (x 1.0))", "(lam x)", "(if true 1.0)", "([] x)", "([rev []] x)"} {
+	for _, src := range []string{"(let (x 1.0))", "(lam x)", "(if true 1.0)", "([] x)", "([rev []] x)", "($dummy (Float 2))"} {
 		_, err := ParseExpr("t.ks", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), "t.ks:1:") {
 			t.Errorf("%s: error %v, want one at t.ks:1:", src, err)
