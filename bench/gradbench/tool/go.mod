@@ -1,0 +1,3 @@
+module kscgradbench
+
+go 1.22
