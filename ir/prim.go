@@ -188,9 +188,7 @@ var baseTable = []*Prim{
 	{Name: "max", Sig: sig(tF, tVF), Fail: "max of an empty vector", Doc: "the first maximum of a non-empty vector", Def: `
 (def max Float (v : Vec Float)
   (assert (gt (size v) 0)
-    (fold (lam (acc_x : Tuple Float Float)
-            (let ((acc x) acc_x) (if (gt x acc) x acc)))
-          (index 0 v) v)))`},
+    (index (imax v) v)))`},
 	{Name: "imax", Sig: sig(tI, tVF), Fail: "imax of an empty vector", Doc: "the index of the first maximum of a non-empty vector", Def: `
 (def imax Integer (v : Vec Float)
   (assert (gt (size v) 0)

@@ -19,7 +19,8 @@ type Prelude struct {
 }
 
 // InlinePrelude replaces each call of a prelude function that has a ks
-// definition by that definition, its parameters bound to the arguments.
+// definition by that definition, its parameters bound to the arguments,
+// and so for the prelude functions that definition calls.
 // Every node of the inlined body gets the position of the call, so that a
 // runtime error inside it names the user's line, and its asserts get the
 // primitive's message.
@@ -50,6 +51,13 @@ func (pl *Prelude) InlinePrelude(e ir.Expr) (ir.Expr, error) {
 				}
 				return true
 			})
+		}
+		// A definition may call other prelude functions (max calls imax),
+		// whose asserts keep their own messages.
+		body, ierr := pl.InlinePrelude(body)
+		if ierr != nil {
+			err = ierr
+			return e
 		}
 		return BindParams(def, c.Args, body, c.P)
 	})
