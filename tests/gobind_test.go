@@ -26,17 +26,7 @@ func TestGoBindings(t *testing.T) {
 	defer cancel()
 	mod := t.TempDir()
 	dir := filepath.Join(mod, "model")
-	prog, err := driver.Load([]string{filepath.Join("testdata", "python", "model.ks")}, driver.Derived)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
-		t.Fatal(err)
-	}
-	// No sanitizers: their runtime cannot be loaded into a Go program.
-	if err := driver.BuildLibrary(ctx, prog, "model", dir, baseCC("-O1", "-Werror"), ""); err != nil {
-		t.Fatal(err)
-	}
+	buildBindingsModel(ctx, t, dir)
 	if err := driver.WriteGoBindings(dir, "model"); err != nil {
 		t.Fatal(err)
 	}

@@ -37,17 +37,7 @@ func TestPythonBindings(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	prog, err := driver.Load([]string{filepath.Join("testdata", "python", "model.ks")}, driver.Derived)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
-		t.Fatal(err)
-	}
-	// No sanitizers: their runtime cannot be loaded into python.
-	if err := driver.BuildLibrary(ctx, prog, "model", dir, baseCC("-O1", "-Werror"), ""); err != nil {
-		t.Fatal(err)
-	}
+	buildBindingsModel(ctx, t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "model.py"), []byte(pyemit.Module("model")), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -77,4 +67,22 @@ func TestPythonBindings(t *testing.T) {
 		t.Fatal("no python3 with numpy (KSC_REQUIRE_PYTHON is set: apt-get install python3-numpy)")
 	}
 	t.Log("no python3 with numpy: checked with lists only")
+}
+
+// buildBindingsModel builds testdata/python/model.ks, the library the
+// Python and Go bindings are tested on, into dir as libmodel.so, without
+// sanitizers (their runtime cannot be loaded into python or a Go
+// program).
+func buildBindingsModel(ctx context.Context, t *testing.T, dir string) {
+	t.Helper()
+	prog, err := driver.Load([]string{filepath.Join("testdata", "python", "model.ks")}, driver.Derived)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.BuildLibrary(ctx, prog, "model", dir, baseCC("-O1", "-Werror"), ""); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ksc-lang/ksc/derive"
+	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/optimise"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/typecheck"
@@ -17,14 +18,7 @@ import (
 func TestManifest(t *testing.T) {
 	src := `(def f (Tuple Float (Vec Float)) ((x : Float) (m : Tensor 2 Float) (n : Integer)) (tuple x (constVec n x)))
 (def g Bool (u : Tuple) true)`
-	file, err := syntax.ParseFile("t.ks", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := typecheck.Check([]*syntax.File{file})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := checked(t, src)
 	out, err := Emit(prog, Options{Prefix: "m", Library: true})
 	if err != nil {
 		t.Fatal(err)
@@ -87,14 +81,7 @@ func TestDerivedEntries(t *testing.T) {
 (gdef sufrevpass [g Float])
 (gdef rev [g Float])
 (gdef rev [h (Tuple Float Float)])`
-	file, err := syntax.ParseFile("t.ks", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := typecheck.Check([]*syntax.File{file})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := checked(t, src)
 	if err := derive.Derive(prog, derive.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,4 +142,18 @@ func TestDerivedEntries(t *testing.T) {
 			t.Errorf("%s: roles %q, want %q", name, roles[name], want)
 		}
 	}
+}
+
+// checked returns the type-checked program of the source src.
+func checked(t *testing.T, src string) *ir.Program {
+	t.Helper()
+	file, err := syntax.ParseFile("t.ks", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := typecheck.Check([]*syntax.File{file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }
