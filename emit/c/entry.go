@@ -73,10 +73,11 @@ func (e *emitter) derivedEntry(f *ir.Func, deriv string) (entry, bool) {
 			en.params = append(en.params, slot{name: names[i], t: x, role: "argument"})
 		}
 	}
-	// tupleOf is the C value of type u (s or a tangent of it) with the
-	// given fields, or the one field when u is not a tuple.
+	// tupleOf is the C value of type u (s or its tangent) with the given
+	// fields, or the one field when s is not a tuple (when s is Integer,
+	// u is the unit tuple, yet a single value).
 	tupleOf := func(u *types.Type, fields []string) string {
-		if u.Kind != types.Tuple {
+		if s.Kind != types.Tuple {
 			return fields[0]
 		}
 		if len(fields) == 0 {

@@ -3,6 +3,9 @@ package cemit
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,6 +73,12 @@ func TestDerivedEntries(t *testing.T) {
 (def g Float (x : Float) x)
 (def h Float ((dw : Float) (w : Float)) w)
 (def k Float ((p : Tuple Float Float) (y : Float)) (mul (get$1$2 p) y))
+(def ig Float (n : Integer) (to_float n))
+(gdef fwd [ig Integer])
+(gdef rev [ig Integer])
+(def u Float (x : Tuple) 1.0)
+(gdef fwd [u (Tuple)])
+(gdef rev [u (Tuple)])
 (gdef rev [k (Tuple (Tuple Float Float) Float)])
 (gdef fwd [f (Tuple (Vec Float) Float Integer)])
 (gdef rev [f (Tuple (Vec Float) Float Integer)])
@@ -105,6 +114,12 @@ func TestDerivedEntries(t *testing.T) {
 		"typedef m_tup2_f64_f64 m_rev_k_p; /* (Tuple Float Float) */\ntypedef m_tup2_f64_f64 m_rev_k_dp; /* (Tuple Float Float) */\n" +
 			"int m_rev_k(m_ctx *ctx, m_rev_k_p p, double y, double dout, m_rev_k_dp *dp, double *dy);",
 		"int m_rev_g(m_ctx *ctx, double x, double dout, double *dx);",
+		// An Integer argument has no tangent, and no gradient; nor has a
+		// function of no arguments.
+		"int m_fwd_ig(m_ctx *ctx, int64_t n, double *dout);",
+		"int m_rev_ig(m_ctx *ctx, int64_t n, double dout);",
+		"int m_fwd_u(m_ctx *ctx, double *dout);",
+		"int m_rev_u(m_ctx *ctx, double dout);",
 		// Names that would collide fall back to p0, dp0, ...
 		"int m_rev_h(m_ctx *ctx, double p0, double p1, double dout, double *dp0, double *dp1);",
 	} {
@@ -114,6 +129,16 @@ func TestDerivedEntries(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(out.Header)
+	}
+	// The wrappers compile, without a warning.
+	if cc, err := exec.LookPath("cc"); err == nil {
+		file := filepath.Join(t.TempDir(), "m.c")
+		if err := os.WriteFile(file, []byte(out.C), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := exec.Command(cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", file).CombinedOutput(); err != nil {
+			t.Errorf("cc: %v\n%s", err, b)
+		}
 	}
 	var man Manifest
 	if err := json.Unmarshal([]byte(out.Manifest), &man); err != nil {
