@@ -11,6 +11,7 @@
 package ir
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -193,6 +194,13 @@ type Name struct {
 	// derivation differentiates with respect to, ascending ([rev f 0 2]);
 	// the others are constants, with no gradient.
 	Wrt []int
+}
+
+// Equal reports whether n and m name the same derivation of the same
+// function (the argument type aside): Lookup compares names this way rather
+// than through FuncKey, which would build a string per function looked at.
+func (n Name) Equal(m Name) bool {
+	return n.Base == m.Base && slices.Equal(n.Derivs, m.Derivs) && slices.Equal(n.Wrt, m.Wrt)
 }
 
 // String returns the ks spelling of the name without argument type.
@@ -387,9 +395,8 @@ type Rule struct {
 // Lookup returns the function with the given name and base argument type,
 // or nil.
 func (p *Program) Lookup(name Name, baseArg *types.Type) *Func {
-	key := FuncKey(name, baseArg)
 	for _, f := range p.Funcs {
-		if f.Key() == key {
+		if f.Name.Equal(name) && f.BaseArg.Equal(baseArg) {
 			return f
 		}
 	}
