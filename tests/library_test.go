@@ -82,6 +82,11 @@ func TestArenaReuse(t *testing.T) {
 	if got := bytes["rev"]; got == 0 || got > 2*input+chunk {
 		t.Errorf("[rev f] holds %d bytes after a call, want at most %d (host printed %q)", got, 2*input+chunk, out)
 	}
+	// A reset keeps one chunk as large as the call used, so the same call
+	// again allocates nothing more.
+	if got, kept := bytes["again"], bytes["reset"]; kept != bytes["rev"] || got != kept {
+		t.Errorf("after a reset the context holds %d bytes and after [rev f] again %d, want %d both (host printed %q)", kept, got, bytes["rev"], out)
+	}
 }
 
 // runHost builds testdata/DIR/NAME.ks into libNAME.so with ksc build,

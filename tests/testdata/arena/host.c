@@ -1,5 +1,7 @@
 /* Calls f and [rev f] of loops.ks on n rows of 64 and prints the memory
- * the context holds after each call, in bytes: "f BYTES" and "rev BYTES". */
+ * the context holds after each call, in bytes: "f BYTES" and "rev BYTES";
+ * then after a reset ("reset BYTES") and after [rev f] again ("again
+ * BYTES"). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +29,10 @@ int main(int argc, char **argv) {
   loops_vec_f64 dmu;
   if (loops_rev_f(ctx, x, m, 1.0, &dx, &dmu) != 0) return 4;
   printf("rev %zu\n", loops_ctx_bytes(ctx));
+  loops_ctx_reset(ctx);
+  printf("reset %zu\n", loops_ctx_bytes(ctx));
+  if (loops_rev_f(ctx, x, m, 1.0, &dx, &dmu) != 0) return 5;
+  printf("again %zu\n", loops_ctx_bytes(ctx));
   loops_ctx_free(ctx);
   return 0;
 }
