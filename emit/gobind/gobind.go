@@ -70,6 +70,9 @@ func (e *Error) Error() string { return e.Message }
 type Context struct {
 	ptr  *C.%[2]s_ctx
 	bogs int // results holding a BOG, which keep the library's memory
+	// held is the C memory of the arguments of calls that returned a BOG,
+	// which may refer to it: freed with the library's memory.
+	held []unsafe.Pointer
 }
 
 // NewContext returns a new context; Close releases it.
@@ -87,6 +90,7 @@ func (c *Context) Close() {
 		C.%[2]s_ctx_free(c.ptr)
 		c.ptr = nil
 	}
+	c.release()
 }
 
 // Reset releases the library's memory that results holding a BOG keep:
@@ -94,6 +98,14 @@ func (c *Context) Close() {
 func (c *Context) Reset() {
 	C.%[2]s_ctx_reset(c.ptr)
 	c.bogs = 0
+	c.release()
+}
+
+func (c *Context) release() {
+	for _, p := range c.held {
+		C.free(p)
+	}
+	c.held = nil
 }
 
 // Tensor is a (Tensor N T) of rank 2 or more: its Shape (N sizes) and its
@@ -104,23 +116,72 @@ type Tensor[T any] struct {
 }
 
 // call is the state of one call: the Go memory C may read (pinned), the C
-// memory to free after it, and the first malformed argument.
+// memory holding copies of the arguments (freed after the call, or held by
+// the context if the call returns a BOG), the block of it being filled
+// (used bytes of it so far), and the first malformed argument.
 type call struct {
 	pin   runtime.Pinner
-	frees []unsafe.Pointer
+	mem   []unsafe.Pointer
+	block unsafe.Pointer
+	used  int
 	err   error
 }
 
-// cString returns s in C memory, freed after the call.
-func (k *call) cString(s string) *C.char {
-	p := C.CString(s)
-	k.frees = append(k.frees, unsafe.Pointer(p))
+// pinBytes is the size from which an argument's elements are pinned and
+// read by C in place rather than copied into C memory: pinning one object
+// costs about as much as copying a kilobyte, and a vector of many small
+// vectors (the rows of a matrix) would otherwise cost a pin per row.
+const pinBytes = 1024
+
+// blockBytes is the size of the blocks of C memory small copies go into.
+const blockBytes = 64 << 10
+
+// alloc returns n bytes of C memory, aligned for doubles and int64s, that
+// last as long as the call's copies.
+func (k *call) alloc(n int) unsafe.Pointer {
+	if n > blockBytes/4 {
+		p := C.malloc(C.size_t(n))
+		k.mem = append(k.mem, p)
+		return p
+	}
+	if k.block == nil || k.used+n > blockBytes {
+		k.block = C.malloc(blockBytes)
+		k.mem = append(k.mem, k.block)
+		k.used = 0
+	}
+	p := unsafe.Add(k.block, k.used)
+	k.used += (n + 7) &^ 7
 	return p
 }
 
-func (k *call) done() {
+// data returns where C reads the n bytes of Go memory at p: p itself,
+// pinned, if n is at least pinBytes, or else a copy in C memory.
+func (k *call) data(p unsafe.Pointer, n int) unsafe.Pointer {
+	if n >= pinBytes {
+		k.pin.Pin(p)
+		return p
+	}
+	dst := k.alloc(n)
+	copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(p), n))
+	return dst
+}
+
+// cString returns s in C memory.
+func (k *call) cString(s string) *C.char {
+	p := C.CString(s)
+	k.mem = append(k.mem, unsafe.Pointer(p))
+	return p
+}
+
+// done ends the call: it unpins the Go memory and frees the copies, or
+// gives them to c if the call returned a BOG.
+func (k *call) done(c *Context, bog bool) {
 	k.pin.Unpin()
-	for _, p := range k.frees {
+	if bog {
+		c.held = append(c.held, k.mem...)
+		return
+	}
+	for _, p := range k.mem {
 		C.free(p)
 	}
 }
@@ -336,10 +397,10 @@ func (g *gen) typeDecl(b *bytes.Buffer, t *cemit.ManifestType) {
 		fmt.Fprintf(b, "\tif %s == 0 {\n\t\treturn c\n\t}\n", n)
 		if _, ok := scalarGo[t.Elem.Kind]; ok {
 			// The layouts agree: C reads the Go slice in place.
-			fmt.Fprintf(b, "\tk.pin.Pin(&%s[0])\n\tc.data = (*%s)(unsafe.Pointer(&%s[0]))\n", data, el, data)
+			fmt.Fprintf(b, "\tc.data = (*%s)(k.data(unsafe.Pointer(&%s[0]), %s*int(unsafe.Sizeof(%s[0]))))\n", el, data, n, data)
 		} else {
-			fmt.Fprintf(b, "\tbuf := make([]%s, %s)\n\tfor i, x := range %s {\n\t\tbuf[i] = %s\n\t}\n", el, n, data, g.toC(t.Elem, "x"))
-			fmt.Fprintf(b, "\tk.pin.Pin(&buf[0])\n\tc.data = &buf[0]\n")
+			fmt.Fprintf(b, "\tbuf := unsafe.Slice((*%s)(k.alloc(%s*int(unsafe.Sizeof(%s{})))), %s)\n\tfor i, x := range %s {\n\t\tbuf[i] = %s\n\t}\n", el, n, el, n, data, g.toC(t.Elem, "x"))
+			fmt.Fprintf(b, "\tc.data = &buf[0]\n")
 		}
 		fmt.Fprintf(b, "\treturn c\n}\n")
 		fmt.Fprintf(b, "\nfunc from%s(c %s) %s {\n", conv, ct, name)
@@ -385,7 +446,7 @@ func (g *gen) function(b *bytes.Buffer, f cemit.ManifestFunc, taken map[string]b
 	}
 	results = append(results, "err error")
 	fmt.Fprintf(b, "\n// %s calls %s, %s.\nfunc (c *Context) %s(%s) (%s) {\n", name, f.Symbol, f.KS, name, strings.Join(params, ", "), strings.Join(results, ", "))
-	fmt.Fprintf(b, "\tk := &call{}\n\tdefer k.done()\n")
+	fmt.Fprintf(b, "\tk := &call{}\n\tdefer k.done(c, %v)\n", bog)
 	for _, d := range decls {
 		fmt.Fprintf(b, "\t%s\n", d)
 	}

@@ -46,6 +46,35 @@ func main() {
 	check(err == nil && ga == -8, "SufrevpassLoss(0.5) = %v, %v", ga, err)
 	c.Reset()
 
+	// Arguments large enough to be read in place (pinned) and small enough
+	// to be copied, the same sums either way.
+	big := make([]float64, 1000)
+	bigys := make([]float64, 1000)
+	want := 0.0
+	for i := range big {
+		big[i], bigys[i] = float64(i%7), float64(i%5)
+		r := 2*big[i] + 1 - bigys[i]
+		want += r * r
+	}
+	v, err = c.Loss(2, 1, big, bigys)
+	check(err == nil && v == want, "Loss of 1000 = %v, %v, want %v", v, err, want)
+
+	// A BOG refers to its call's arguments, here copies of small rows (and
+	// the vector of them): they must outlive the call, through other calls
+	// that copy arguments, until Reset.
+	mat := [][]float64{{1, 2}, {3}, {0.5}, {4, 5, 6}}
+	w := []float64{1, -1, 2, 0.5}
+	v, rbog, err := c.SuffwdpassRowdot(mat, w)
+	check(err == nil && v == 3-3+1+7.5, "SuffwdpassRowdot = %v, %v", v, err)
+	for range 100 {
+		_, err = c.Loss(1, 0, []float64{9, 9, 9}, []float64{8, 8, 8})
+		check(err == nil, "Loss: %v", err)
+	}
+	dm, dw, err := c.SufrevpassRowdot(1, rbog)
+	check(err == nil && reflect.DeepEqual(dm, [][]float64{{1, 1}, {-1}, {2}, {0.5, 0.5, 0.5}}) && reflect.DeepEqual(dw, []float64{3, 3, 0.5, 15}),
+		"SufrevpassRowdot = %v %v, %v", dm, dw, err)
+	c.Reset()
+
 	// Every kind of value, in and out.
 	m, err := c.Scale(2, model.Tensor[float64]{Shape: []int64{3, 2}, Data: []float64{1, 2, 3, 4, 5, 6}})
 	check(err == nil && reflect.DeepEqual(m.Shape, []int64{3, 2}) && reflect.DeepEqual(m.Data, []float64{2, 4, 6, 8, 10, 12}), "Scale = %v, %v", m, err)
