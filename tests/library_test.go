@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -81,6 +83,19 @@ func TestArenaReuse(t *testing.T) {
 	// arena's chunks double, so it may take up to twice that.
 	if got := bytes["rev"]; got == 0 || got > 2*input+chunk {
 		t.Errorf("[rev f] holds %d bytes after a call, want at most %d (host printed %q)", got, 2*input+chunk, out)
+	}
+	// A fold whose state is a new vector each step keeps one state (copied
+	// down), not one per step, and the copies hold the right values: y1 is
+	// mu_1/2 + (mu_1/2) 0.9998^n by the closed form of the Euler steps.
+	if got := bytes["steps"]; got == 0 || got > chunk {
+		t.Errorf("steps holds %d bytes after a call, want at most %d (host printed %q)", got, chunk, out)
+	}
+	var y1 float64
+	for _, l := range strings.Split(out, "\n") {
+		fmt.Sscanf(l, "y1 %g", &y1)
+	}
+	if want := 0.005 + 0.005*math.Pow(0.9998, rows); math.Abs(y1-want) > 1e-12 {
+		t.Errorf("steps: y1 = %.17g, want %.17g", y1, want)
 	}
 	// A reset keeps one chunk as large as the call used, so the same call
 	// again allocates nothing more.

@@ -117,11 +117,60 @@ func (e *emitter) funcAllocates(f *ir.Func) bool {
 // into existing memory (ctx->escaped). Otherwise the memory is kept, and
 // the mark moves past it.
 
+//
+// A loop whose state is one new tensor each iteration (a fold computing
+// the next y from y, as an ODE solver or a recurrent network does) would
+// keep every iteration's memory that way. When the state holds exactly one
+// pointer, to the elements of a tensor of uniform elements, the iteration
+// instead copies the new state's elements down to the mark and releases
+// everything above them: the loop then holds one state, not one per
+// iteration. (The old state, which the copy overwrites, is dead: the new
+// state does not share its memory, and nothing else the iteration left
+// behind points into the arena.)
+
 // A stateRelease is the arena reuse of one such loop.
 type stateRelease struct {
 	mark  string   // the ks_mark variable
 	paths []string // pointerPaths of the state type
 	saved string   // ctx->escaped of the enclosing code, during an iteration
+	// copyDown, if not nil, is the one tensor of the state (its path, "" or
+	// ".f1") whose elements are copied down to base, the mark below the
+	// state's copy; mark is then the one above it.
+	copyDown *tensorPath
+	base     string
+}
+
+// A tensorPath is a tensor inside a loop's state: its C field path from
+// the state and its type.
+type tensorPath struct {
+	path string
+	t    *types.Type
+}
+
+// singleTensor returns the tensor of a state of type t when that holds
+// exactly one pointer, to the elements of a tensor of uniform elements
+// (reached through tuples), or nil.
+func singleTensor(t *types.Type) *tensorPath {
+	switch t.Kind {
+	case types.Tensor:
+		if t.Elem.IsUniform() {
+			return &tensorPath{"", t}
+		}
+	case types.Tuple:
+		var found *tensorPath
+		for i, e := range t.Elems {
+			if e.IsUniform() {
+				continue
+			}
+			sub := singleTensor(e)
+			if sub == nil || found != nil {
+				return nil
+			}
+			found = &tensorPath{".f" + strconv.Itoa(i) + sub.path, sub.t}
+		}
+		return found
+	}
+	return nil
 }
 
 // beginStateRelease starts arena reuse for a loop with state of type t
@@ -134,8 +183,12 @@ func (f *fn) beginStateRelease(t *types.Type, body ir.Expr) *stateRelease {
 	if !ok {
 		return nil
 	}
-	sr := &stateRelease{mark: f.fresh("mark"), paths: paths}
+	sr := &stateRelease{mark: f.fresh("mark"), paths: paths, copyDown: singleTensor(t)}
 	f.line("ks_mark %s = ks_arena_mark(ctx);", sr.mark)
+	if sr.copyDown != nil {
+		sr.base = f.fresh("base")
+		f.line("ks_mark %s = %s;", sr.base, sr.mark)
+	}
 	return sr
 }
 
@@ -162,8 +215,22 @@ func (f *fn) iterEnd(sr *stateRelease, acc, x string, t *types.Type) {
 	}
 	f.line("if (!ctx->escaped && %s) {", strings.Join(same, " && "))
 	f.line("  ks_arena_release(ctx, %s);", sr.mark)
+	if c := sr.copyDown; c != nil {
+		v := x + c.path
+		bytes := f.fresh("bytes")
+		f.line("} else if (!ctx->escaped) {")
+		f.line("  size_t %s = (size_t)(%s) * sizeof *%s.data;", bytes, count(v, c.t.Rank), v)
+		f.line("  ks_arena_release(ctx, %s);", sr.base)
+		f.line("  void *%s_to = ks_alloc(ctx, %s);", bytes, bytes)
+		f.line("  if (%s > 0) memmove(%s_to, %s.data, %s);", bytes, bytes, v, bytes)
+		f.line("  %s.data = %s_to;", v, bytes)
+		f.line("  %s = ks_arena_mark(ctx);", sr.mark)
+	}
 	f.line("} else {")
 	f.line("  %s = ks_arena_mark(ctx);", sr.mark)
+	if sr.base != "" {
+		f.line("  %s = %s;", sr.base, sr.mark)
+	}
 	f.line("}")
 	f.line("ctx->escaped = ctx->escaped || %s;", sr.saved)
 	f.line("%s = %s;", acc, x)

@@ -1,7 +1,8 @@
 /* Calls f and [rev f] of loops.ks on n rows of 64 and prints the memory
  * the context holds after each call, in bytes: "f BYTES" and "rev BYTES";
  * then after a reset ("reset BYTES") and after [rev f] again ("again
- * BYTES"). */
+ * BYTES"); then after n steps of a fold of a vector of 64 (steps: "steps
+ * BYTES") and the state's element 1 ("y1 VALUE"). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,6 +34,12 @@ int main(int argc, char **argv) {
   printf("reset %zu\n", loops_ctx_bytes(ctx));
   if (loops_rev_f(ctx, x, m, 1.0, &dx, &dmu) != 0) return 5;
   printf("again %zu\n", loops_ctx_bytes(ctx));
+  loops_ctx_free(ctx);
+  ctx = loops_ctx_new();
+  loops_vec_f64 ys;
+  if (loops_steps(ctx, m, n, &ys) != 0) return 6;
+  printf("steps %zu\n", loops_ctx_bytes(ctx));
+  printf("y1 %.17g\n", ys.data[1]);
   loops_ctx_free(ctx);
   return 0;
 }
