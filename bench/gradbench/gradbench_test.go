@@ -17,8 +17,13 @@ import (
 // values computed here, in Go, from the evals' definitions (GradBench's
 // READMEs), not from ks: hello's square and its derivative, lse and its
 // gradient (the softmax) on an input whose exp would overflow, llsq and its
-// gradient by the sum of powers; an unknown module and function are
-// errors, and min_runs runs are timed.
+// gradient by the sum of powers, det and its gradient (the cofactors) by
+// Gaussian elimination, gmm's log posterior from the definition (a direct
+// sum of Gaussian densities and Wishart priors, with determinants and
+// inverses) and its gradient by central differences of that, ode by
+// Runge-Kutta written here and its gradient by central differences, lstm
+// by ADBench's definition written here and its gradient the same way; an
+// unknown module and function are errors, and min_runs runs are timed.
 func TestSession(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Go module with cgo")
@@ -62,8 +67,8 @@ func TestSession(t *testing.T) {
 		}
 		rs[r.ID] = r
 	}
-	if len(rs) != 13 {
-		t.Fatalf("%d responses, want 13:\n%s", len(rs), out)
+	if len(rs) != 25 {
+		t.Fatalf("%d responses, want 25:\n%s", len(rs), out)
 	}
 	ok := func(id int) response {
 		t.Helper()
@@ -99,7 +104,7 @@ func TestSession(t *testing.T) {
 	if rs[0].Tool != "ksc" || rs[4].Success != nil {
 		t.Errorf("start and analysis: %+v, %+v", rs[0], rs[4])
 	}
-	for _, id := range []int{1, 5, 8} {
+	for _, id := range []int{1, 5, 8, 13, 16, 19, 22} {
 		ok(id)
 	}
 	near("square 3.5", number(2), 12.25)
@@ -143,9 +148,344 @@ func TestSession(t *testing.T) {
 		near("llsq gradient", g, grad[j])
 	}
 
+	// det: the gradient of det A is its matrix of cofactors,
+	// (-1)^(i+j) det of A without row i and column j.
+	a := []float64{2, -1, 0.5, 3, 1, 4, -2, 0.25, 0, 1.5, 3, -1, 2.5, 0, 1, 2}
+	near("det", number(14), gaussDet(a, 4))
+	for k, g := range vector(15) {
+		i, j := k/4, k%4
+		var minor []float64
+		for r := range 4 {
+			for c := range 4 {
+				if r != i && c != j {
+					minor = append(minor, a[r*4+c])
+				}
+			}
+		}
+		near("det gradient", g, math.Pow(-1, float64(i+j))*gaussDet(minor, 3))
+	}
+
+	// gmm, from the messages' input.
+	var msgs []struct {
+		ID    int
+		Input json.RawMessage
+	}
+	for _, l := range bytes.Split(bytes.TrimSpace(session), []byte("\n")) {
+		var m struct {
+			ID    int
+			Input json.RawMessage
+		}
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	var in gmmInput
+	if err := json.Unmarshal(msgs[17].Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := number(17), in.logPosterior(); math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("gmm objective = %.17g, want %.17g", got, want)
+	}
+	var gmmJac map[string]any
+	if err := json.Unmarshal(ok(18).Output, &gmmJac); err != nil {
+		t.Fatalf("gmm jacobian: %v", err)
+	}
+	for _, p := range in.independents() {
+		got, ok := at(gmmJac[p.name], p.index)
+		want := centralDiff(p.x, in.logPosterior)
+		if !ok || math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+			t.Errorf("gmm jacobian %s%v = %v, want %v (central differences)", p.name, p.index, got, want)
+		}
+	}
+
+	// ode: y(2) by s Runge-Kutta steps; the gradient of its last element.
+	var odeIn struct {
+		X []float64
+		S int
+	}
+	if err := json.Unmarshal(msgs[20].Input, &odeIn); err != nil {
+		t.Fatal(err)
+	}
+	for i, y := range vector(20) {
+		near("ode", y, rungeKutta(odeIn.X, odeIn.S)[i])
+	}
+	for i, g := range vector(21) {
+		last := func() float64 { y := rungeKutta(odeIn.X, odeIn.S); return y[len(y)-1] }
+		want := centralDiff(&odeIn.X[i], last)
+		if math.Abs(g-want) > 1e-7*math.Max(1, math.Abs(want)) {
+			t.Errorf("ode gradient %d = %v, want %v (central differences)", i, g, want)
+		}
+	}
+
+	// lstm: the objective; the jacobian, main_params then extra_params,
+	// each row after row.
+	var lstmIn struct {
+		Main     [][]float64 `json:"main_params"`
+		Extra    [][]float64 `json:"extra_params"`
+		State    [][]float64 `json:"state"`
+		Sequence [][]float64 `json:"sequence"`
+	}
+	if err := json.Unmarshal(msgs[23].Input, &lstmIn); err != nil {
+		t.Fatal(err)
+	}
+	obj := func() float64 { return lstmObjective(lstmIn.Main, lstmIn.Extra, lstmIn.State, lstmIn.Sequence) }
+	if got, want := number(23), obj(); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+		t.Errorf("lstm objective = %.17g, want %.17g", got, want)
+	}
+	jac := vector(24)
+	k := 0
+	for _, m := range [][][]float64{lstmIn.Main, lstmIn.Extra} {
+		for i := range m {
+			for j := range m[i] {
+				want := centralDiff(&m[i][j], obj)
+				if k >= len(jac) || math.Abs(jac[k]-want) > 1e-7*math.Max(1, math.Abs(want)) {
+					t.Errorf("lstm jacobian %d: %v, want %v (central differences)", k, jac[min(k, len(jac)-1)], want)
+				}
+				k++
+			}
+		}
+	}
+	if k != len(jac) {
+		t.Errorf("lstm jacobian: %d elements, want %d", len(jac), k)
+	}
+
 	for _, id := range []int{11, 12} {
 		if r := rs[id]; r.Success == nil || *r.Success || r.Error == "" {
 			t.Errorf("message %d: %+v, want an error", id, r)
 		}
 	}
+}
+
+// gaussDet returns the determinant of the n x n matrix a (row-major) by
+// Gaussian elimination with partial pivoting.
+func gaussDet(a []float64, n int) float64 {
+	m := append([]float64(nil), a...)
+	det := 1.0
+	for k := range n {
+		p := k
+		for r := k + 1; r < n; r++ {
+			if math.Abs(m[r*n+k]) > math.Abs(m[p*n+k]) {
+				p = r
+			}
+		}
+		if m[p*n+k] == 0 {
+			return 0
+		}
+		if p != k {
+			for c := range n {
+				m[k*n+c], m[p*n+c] = m[p*n+c], m[k*n+c]
+			}
+			det = -det
+		}
+		det *= m[k*n+k]
+		for r := k + 1; r < n; r++ {
+			f := m[r*n+k] / m[k*n+k]
+			for c := k; c < n; c++ {
+				m[r*n+c] -= f * m[k*n+c]
+			}
+		}
+	}
+	return det
+}
+
+// gmmInput is the input of GradBench's gmm eval.
+type gmmInput struct {
+	D, K, N  int
+	X        [][]float64
+	M        int
+	Gamma    float64
+	Alpha    []float64
+	Mu, Q, L [][]float64
+}
+
+// logPosterior is gmm's objective as GradBench's README defines it (the
+// log of the likelihood times the prior), computed without its
+// simplifications: a sum of Gaussian densities with Sigma^-1 = Q^T Q, and a
+// Wishart density of Sigma^-1 with V = I/gamma^2 and n = D+m+1.
+func (in *gmmInput) logPosterior() float64 {
+	d := in.D
+	phiSum := 0.0
+	for _, a := range in.Alpha {
+		phiSum += math.Exp(a)
+	}
+	prec := make([][]float64, in.K) // Q_k^T Q_k, row-major
+	for k := range in.K {
+		q := make([]float64, d*d)
+		idx := 0
+		for c := range d {
+			q[c*d+c] = math.Exp(in.Q[k][c])
+			for r := c + 1; r < d; r++ {
+				q[r*d+c] = in.L[k][idx]
+				idx++
+			}
+		}
+		p := make([]float64, d*d)
+		for i := range d {
+			for j := range d {
+				for r := range d {
+					p[i*d+j] += q[r*d+i] * q[r*d+j]
+				}
+			}
+		}
+		prec[k] = p
+	}
+	logLik := 0.0
+	for _, x := range in.X {
+		s := 0.0
+		for k := range in.K {
+			quad := 0.0
+			for i := range d {
+				for j := range d {
+					quad += (x[i] - in.Mu[k][i]) * prec[k][i*d+j] * (x[j] - in.Mu[k][j])
+				}
+			}
+			s += math.Exp(in.Alpha[k]) / phiSum * math.Exp(-quad/2) / math.Sqrt(math.Pow(2*math.Pi, float64(d))/gaussDet(prec[k], d))
+		}
+		logLik += math.Log(s)
+	}
+	n := float64(d + in.M + 1)
+	// log Gamma_d(n/2), the multivariate gamma function.
+	lmg := float64(d*(d-1)) / 4 * math.Log(math.Pi)
+	for j := 1; j <= d; j++ {
+		lg, _ := math.Lgamma(n/2 + float64(1-j)/2)
+		lmg += lg
+	}
+	logPrior := 0.0
+	for k := range in.K {
+		// V^-1 = gamma^2 I, det V = gamma^(-2d).
+		tr := 0.0
+		for i := range d {
+			tr += in.Gamma * in.Gamma * prec[k][i*d+i]
+		}
+		logPrior += (n-float64(d)-1)/2*math.Log(gaussDet(prec[k], d)) - tr/2 -
+			n*float64(d)/2*math.Log(2) + n/2*2*float64(d)*math.Log(in.Gamma) - lmg
+	}
+	return logLik + logPrior
+}
+
+// An independent is one input variable of gmm's gradient: its field in
+// the jacobian's output, its index there, and where it is in the input.
+type independent struct {
+	name  string
+	index []int
+	x     *float64
+}
+
+func (in *gmmInput) independents() []independent {
+	var out []independent
+	for i := range in.Alpha {
+		out = append(out, independent{"alpha", []int{i}, &in.Alpha[i]})
+	}
+	for name, m := range map[string][][]float64{"mu": in.Mu, "q": in.Q, "l": in.L} {
+		for i := range m {
+			for j := range m[i] {
+				out = append(out, independent{name, []int{i, j}, &m[i][j]})
+			}
+		}
+	}
+	return out
+}
+
+// at returns the number at index in a JSON value of nested arrays.
+func at(v any, index []int) (float64, bool) {
+	for _, i := range index {
+		a, ok := v.([]any)
+		if !ok || i >= len(a) {
+			return 0, false
+		}
+		v = a[i]
+	}
+	f, ok := v.(float64)
+	return f, ok
+}
+
+// centralDiff returns the derivative of f with respect to *x by central
+// differences.
+func centralDiff(x *float64, f func() float64) float64 {
+	const h = 1e-5
+	old := *x
+	*x = old + h
+	up := f()
+	*x = old - h
+	down := f()
+	*x = old
+	return (up - down) / (2 * h)
+}
+
+// rungeKutta returns y(2) for GradBench's ode eval: s classical
+// Runge-Kutta steps for y_0' = x_0, y_i' = x_i y_(i-1), y(0) = 0.
+func rungeKutta(x []float64, s int) []float64 {
+	n := len(x)
+	f := func(y []float64) []float64 {
+		z := make([]float64, n)
+		z[0] = x[0]
+		for i := 1; i < n; i++ {
+			z[i] = x[i] * y[i-1]
+		}
+		return z
+	}
+	axpy := func(y []float64, a float64, k []float64) []float64 {
+		z := make([]float64, n)
+		for i := range z {
+			z[i] = y[i] + a*k[i]
+		}
+		return z
+	}
+	h := 2 / float64(s)
+	y := make([]float64, n)
+	for range s {
+		k1 := f(y)
+		k2 := f(axpy(y, h/2, k1))
+		k3 := f(axpy(y, h/2, k2))
+		k4 := f(axpy(y, h, k3))
+		for i := range y {
+			y[i] += h * (k1[i] + 2*k2[i] + 2*k3[i] + k4[i]) / 6
+		}
+	}
+	return y
+}
+
+// lstmObjective is ADBench's LSTM loss (GradBench's lstm eval): layers of
+// diagonal LSTM cells over the sequence, each character predicting the
+// next through log(2 + sum exp).
+func lstmObjective(main, extra, state, seq [][]float64) float64 {
+	sigmoid := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	s := make([][]float64, len(state))
+	for i := range state {
+		s[i] = append([]float64(nil), state[i]...)
+	}
+	b := len(seq[0])
+	total := 0.0
+	for t := 0; t+1 < len(seq); t++ {
+		v := make([]float64, b)
+		for j := range v {
+			v[j] = seq[t][j] * extra[0][j]
+		}
+		for l := 0; l < len(main)/2; l++ {
+			w, bias, hid, cell := main[2*l], main[2*l+1], s[2*l], s[2*l+1]
+			h, c := make([]float64, b), make([]float64, b)
+			for j := range b {
+				forget := sigmoid(v[j]*w[j] + bias[j])
+				ingate := sigmoid(hid[j]*w[j+b] + bias[j+b])
+				outgate := sigmoid(v[j]*w[j+2*b] + bias[j+2*b])
+				change := math.Tanh(hid[j]*w[j+3*b] + bias[j+3*b])
+				c[j] = cell[j]*forget + ingate*change
+				h[j] = outgate * math.Tanh(c[j])
+			}
+			s[2*l], s[2*l+1] = h, c
+			v = h
+		}
+		sum := 2.0
+		y := make([]float64, b)
+		for j := range y {
+			y[j] = v[j]*extra[1][j] + extra[2][j]
+			sum += math.Exp(y[j])
+		}
+		lse := math.Log(sum)
+		for j := range y {
+			total += seq[t+1][j] * (y[j] - lse)
+		}
+	}
+	return -total / float64((len(seq)-1)*b)
 }

@@ -9,7 +9,7 @@
 //	DIR/ksc-gradbench < messages
 //
 // DIR keeps the libraries the tool loads. The evals so far: hello, lse,
-// llsq (docs/performance.md, "GradBench").
+// llsq, det, gmm, ode, lstm (docs/performance.md, "GradBench").
 package main
 
 import (
@@ -42,8 +42,21 @@ func main() {
 	fmt.Println(exe)
 }
 
-// evals are the GradBench evals written in ks, by module name.
-var evals = []string{"hello", "lse", "llsq"}
+// evals are the GradBench evals written in ks, by module name: each is
+// built from evals/NAME.ks, after the files of the repository it uses
+// (paths from the repository's root).
+var evals = []struct {
+	name string
+	uses []string
+}{
+	{"hello", nil},
+	{"lse", nil},
+	{"llsq", nil},
+	{"det", nil},
+	{"gmm", []string{"bench/gmm.ks"}},
+	{"ode", nil},
+	{"lstm", []string{"bench/lstm.ks"}},
+}
 
 // build builds the tool in dir and returns the path of its executable.
 func build(ctx context.Context, dir string) (string, error) {
@@ -77,8 +90,14 @@ func build(ctx context.Context, dir string) (string, error) {
 			}
 		}
 	}
-	for _, name := range evals {
-		prog, err := driver.Load([]string{filepath.Join(here, "evals", name+".ks")}, driver.Derived)
+	for _, e := range evals {
+		name := e.name
+		var files []string
+		for _, u := range e.uses {
+			files = append(files, filepath.Join(here, "..", "..", filepath.FromSlash(u)))
+		}
+		files = append(files, filepath.Join(here, "evals", name+".ks"))
+		prog, err := driver.Load(files, driver.Derived)
 		if err != nil {
 			return "", err
 		}

@@ -3,9 +3,13 @@ package main
 import (
 	"encoding/json"
 
+	"kscgradbench/det"
+	"kscgradbench/gmm"
 	"kscgradbench/hello"
 	"kscgradbench/llsq"
 	"kscgradbench/lse"
+	"kscgradbench/lstm"
+	"kscgradbench/ode"
 )
 
 // modules makes the module of each eval ksc implements.
@@ -54,6 +58,93 @@ var modules = map[string]func() (*module, error){
 		return &module{close: c.Close, funcs: map[string]function{
 			"primal":   decode(func(in input) (float64, error) { return c.Llsq(in.X, in.N) }),
 			"gradient": decode(func(in input) ([]float64, error) { return c.RevLlsq(in.X, in.N, 1) }),
+		}}, nil
+	},
+	"det": func() (*module, error) {
+		c, err := det.NewContext()
+		if err != nil {
+			return nil, err
+		}
+		type input struct {
+			A   []float64 `json:"A"`
+			Ell int64     `json:"ell"`
+		}
+		return &module{close: c.Close, funcs: map[string]function{
+			"primal":   decode(func(in input) (float64, error) { return c.Det(in.A, in.Ell) }),
+			"gradient": decode(func(in input) ([]float64, error) { return c.RevDet(in.A, in.Ell, 1) }),
+		}}, nil
+	},
+	"gmm": func() (*module, error) {
+		c, err := gmm.NewContext()
+		if err != nil {
+			return nil, err
+		}
+		type input struct {
+			Alpha []float64   `json:"alpha"`
+			Mu    [][]float64 `json:"mu"`
+			Q     [][]float64 `json:"q"`
+			L     [][]float64 `json:"l"`
+			X     [][]float64 `json:"x"`
+			Gamma float64     `json:"gamma"`
+			M     int64       `json:"m"`
+		}
+		type independent struct {
+			Alpha []float64   `json:"alpha"`
+			Mu    [][]float64 `json:"mu"`
+			Q     [][]float64 `json:"q"`
+			L     [][]float64 `json:"l"`
+		}
+		return &module{close: c.Close, funcs: map[string]function{
+			"objective": decode(func(in input) (float64, error) {
+				return c.GmmObjective(in.Alpha, in.Mu, in.Q, in.L, in.X, in.Gamma, in.M)
+			}),
+			"jacobian": decode(func(in input) (independent, error) {
+				var g independent
+				var err error
+				g.Alpha, g.Mu, g.Q, g.L, err = c.RevGmmObjectiveWrt0123(in.Alpha, in.Mu, in.Q, in.L, in.X, in.Gamma, in.M, 1)
+				return g, err
+			}),
+		}}, nil
+	},
+	"ode": func() (*module, error) {
+		c, err := ode.NewContext()
+		if err != nil {
+			return nil, err
+		}
+		type input struct {
+			X []float64 `json:"x"`
+			S int64     `json:"s"`
+		}
+		return &module{close: c.Close, funcs: map[string]function{
+			"primal":   decode(func(in input) ([]float64, error) { return c.Ode(in.X, in.S) }),
+			"gradient": decode(func(in input) ([]float64, error) { return c.RevOdeLast(in.X, in.S, 1) }),
+		}}, nil
+	},
+	"lstm": func() (*module, error) {
+		c, err := lstm.NewContext()
+		if err != nil {
+			return nil, err
+		}
+		type input struct {
+			Main     [][]float64 `json:"main_params"`
+			Extra    [][]float64 `json:"extra_params"`
+			State    [][]float64 `json:"state"`
+			Sequence [][]float64 `json:"sequence"`
+		}
+		return &module{close: c.Close, funcs: map[string]function{
+			"objective": decode(func(in input) (float64, error) {
+				return c.LstmObjective(in.Main, in.Extra, in.State, in.Sequence)
+			}),
+			"jacobian": decode(func(in input) ([]float64, error) {
+				dmain, dextra, err := c.RevLstmObjectiveWrt01(in.Main, in.Extra, in.State, in.Sequence, 1)
+				var flat []float64
+				for _, rows := range [][][]float64{dmain, dextra} {
+					for _, r := range rows {
+						flat = append(flat, r...)
+					}
+				}
+				return flat, err
+			}),
 		}}, nil
 	},
 }
