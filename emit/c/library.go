@@ -395,9 +395,9 @@ void %[1]s_ctx_free(%[1]s_ctx *ctx);
  * context; for a NULL context, a static message). */
 const char *%[1]s_ctx_error(%[1]s_ctx *ctx);
 /* %[1]s_ctx_reset releases the results returned so far (not while a call
- * with the context runs: then it does nothing). The context keeps one
- * block of memory as large as the calls since the last reset used, so
- * calling the same function again allocates nothing. */
+ * with the context runs: then it does nothing). The context keeps the
+ * memory, for the next calls: calling the same function again allocates
+ * nothing. */
 void %[1]s_ctx_reset(%[1]s_ctx *ctx);
 /* %[1]s_ctx_bytes returns the bytes of memory the context holds. */
 size_t %[1]s_ctx_bytes(%[1]s_ctx *ctx);

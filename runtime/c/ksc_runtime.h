@@ -331,41 +331,23 @@ static KS_UNUSED void ks_ctx_init(ks_ctx *ctx) {
   ctx->max_stack = ks_default_max_stack();
 }
 
-/* ks_ctx_reset releases all memory but one chunk, and empties that, so
- * the next call need not ask the system for memory again. If the calls
- * since the last reset filled more than one chunk, the chunk kept is a new
- * one as large as all of them together: a host calling the same function
- * again and again then allocates nothing after the first call, rather than
- * a chunk of fresh pages (page faults) on every call. */
+/* ks_ctx_reset releases everything allocated, and keeps the chunks for
+ * the next calls: all of them become spare, oldest first, so that the same
+ * call again fills them in the same order as the first time and asks the
+ * system for nothing (no fresh pages, no page faults). The context keeps
+ * the memory of its largest call until ks_ctx_destroy. */
 static KS_UNUSED void ks_ctx_reset(ks_ctx *ctx) {
   for (int t = 0; t < ctx->nsub; t++) ks_ctx_reset(&ctx->sub[t]);
   ctx->in_use = 0;
-  if (ctx->chunks == NULL && ctx->spare != NULL) {
-    ctx->chunks = ctx->spare;
-    ctx->spare = ctx->spare->next;
-    ctx->chunks->next = NULL;
+  ks_chunk *oldest_first = ctx->spare;
+  while (ctx->chunks != NULL) {
+    ks_chunk *c = ctx->chunks;
+    ctx->chunks = c->next;
+    c->next = oldest_first;
+    c->used = 0;
+    oldest_first = c;
   }
-  size_t total = 0;
-  for (const ks_chunk *c = ctx->chunks; c != NULL; c = c->next) total += c->size;
-  for (const ks_chunk *c = ctx->spare; c != NULL; c = c->next) total += c->size;
-  ks_free_chunks(ctx->spare);
-  ctx->spare = NULL;
-  ks_chunk *keep = ctx->chunks;
-  if (keep == NULL) return;
-  ks_free_chunks(keep->next);
-  keep->next = NULL;
-  keep->used = 0;
-  if (total > keep->size) {
-    /* Freed first, so that the process never holds both. */
-    free(keep);
-    void *mem = NULL;
-    if (posix_memalign(&mem, KS_ALIGN, ks_chunk_header() + total) != 0) mem = NULL;
-    ctx->chunks = (ks_chunk *)mem;
-    if (mem == NULL) return; /* the next call asks again, and fails if it must */
-    ctx->chunks->next = NULL;
-    ctx->chunks->size = total;
-    ctx->chunks->used = 0;
-  }
+  ctx->spare = oldest_first;
 }
 
 static KS_UNUSED void ks_ctx_destroy(ks_ctx *ctx) {
