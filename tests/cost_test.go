@@ -213,7 +213,7 @@ func TestReverseLoopRecords(t *testing.T) {
 	}{
 		{"lstm.ks", "[revacc lstm_objective]", []string{"lstm_predict"}},
 		{"lstm.ks", "[suffwdpass lstm_predict]", []string{"lstm_layer"}},
-		{"gmm.ks", "[revacc gmm_objective]", []string{"ltri_times", "sqnorm"}},
+		{"gmm.ks", "[revacc gmm_points]", []string{"ltri_times", "sqnorm"}},
 	} {
 		fn := optimisedFunc(t, filepath.Join("..", "bench", tc.file), tc.fn)
 		for _, g := range tc.callees {
