@@ -179,6 +179,8 @@ class _Type:
     def _tensor_to_c(self, v, keep):
         s = self.ctype()
         e = self.elem
+        if self._rows_to_c(v, s, keep):
+            return s
         if _np is not None and e.kind in _SCALARS:
             a = _np.ascontiguousarray(v, dtype=e.dtype)  # no copy if v is one already
             if a.ndim != self.rank:
@@ -197,6 +199,26 @@ class _Type:
             for i, n in enumerate(shape):
                 s.size[i] = n
         return s
+
+    def _rows_to_c(self, v, s, keep):
+        """A 2-D numpy array as a Vec of Vecs of scalars: the rows' headers
+        made by numpy, each pointing into the array (no copy), rather than
+        a ctypes structure per row from Python. False if v is not one."""
+        e = self.elem
+        if (_np is None or self.rank != 1 or not isinstance(v, _np.ndarray) or v.ndim != 2
+                or e.kind != "Tensor" or e.rank != 1 or e.elem.kind not in _SCALARS
+                or ctypes.sizeof(e.ctype) != 16):
+            return False
+        a = _np.ascontiguousarray(v, dtype=e.elem.dtype)  # no copy if v is one already
+        n, m = a.shape
+        rows = _np.empty(n, dtype=[("size", "<i8"), ("data", "<u8")])
+        rows["size"] = m
+        rows["data"] = a.ctypes.data + _np.arange(n, dtype=_np.uint64) * _np.uint64(m * a.itemsize)
+        keep.append(a)
+        keep.append(rows)
+        s.size = n
+        s.data = ctypes.cast(rows.ctypes.data, ctypes.POINTER(e.ctype))
+        return True
 
     def from_c(self, c, keep):
         k = self.kind

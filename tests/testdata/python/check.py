@@ -61,6 +61,15 @@ if np is not None:
     assert model.loss(1.0, 0.0, a, a) == 0.0
     assert model.loss(1.0, 0.0, a[::2], a[::2] + 1) == 2.0  # strided: copied
     assert model.scale(1.0, np.ones((2, 3))).shape == (2, 3)
+    # A 2-D array as a Vec of Vecs: its rows in place, strided or of
+    # integers converted, the same sums as lists of rows.
+    m = np.arange(12.0).reshape(4, 3)
+    w = [1.0, -1.0, 2.0, 0.5]
+    want = sum(wi * sum(r) for wi, r in zip(w, m.tolist()))
+    assert model.rowdot(m, w) == want
+    assert model.rowdot(m.tolist(), w) == want
+    assert model.rowdot(np.asfortranarray(m), w) == want
+    assert model.rowdot(m.astype(np.int64), w) == want
 
 # Threads: a context each.
 out = []
