@@ -360,8 +360,12 @@ KS_EXPORT %s {
  * Types: Float is double, Integer int64_t, Bool bool, String const char *.
  * A tuple is a struct with fields f0, f1, ...; a (Vec T) is
  * { int64_t size; T *data; } and a (Tensor N T) { int64_t size[N]; T *data; },
- * elements contiguous in row-major order. A function whose argument is a
- * tuple takes its fields as separate parameters. A tuple type in a
+ * elements contiguous in row-major order. An argument may point into a
+ * larger array of the host's, without a copy: rows a..b-1 of a (Vec (Vec
+ * T)) are { b - a, data + a }, of a (Tensor 2 T) { { b - a, cols },
+ * data + a * cols } (a shard of data; there are no strides). A function
+ * whose argument is a tuple takes its fields as separate parameters. A
+ * tuple type in a
  * signature also has a short name, a typedef before the function.
  *
  * Names: a def f is %[1]s_f, [rev f] is %[1]s_rev_f, and so on; overloads
