@@ -563,9 +563,9 @@ func (rv *rev) splitCall(e *ir.Let) bool {
 	if !ok || g != c.Fn || !sameExprs(dc.Args, c.Args) {
 		return false
 	}
-	// The value is read if the rest of the program mentions it (a map
-	// scaled by it, a later primal let), or if it is the program's value.
-	read := rv.wantValue || ir.Occurs(e.Vars[0].Name, l.Body)
+	// The value is read if the reverse pass needs it (a map scaled by it,
+	// a primal let such a map needs), or if it is the program's value.
+	read := rv.wantValue || readByReverse(e.Vars[0].Name, l.Body)
 	fwd, _ := rv.res.Split(g, read)
 	if fwd == nil {
 		return false
@@ -576,6 +576,47 @@ func (rv *rev) splitCall(e *ir.Let) bool {
 	rv.blk.let(&ir.Let{P: p, Vars: e.Vars, Rhs: ir.MkGet(p, 1, ir.Ref(p, pb))})
 	rv.bogs[dc] = rv.blk.atom(rv.ns, ir.MkGet(p, 2, ir.Ref(p, pb)))
 	return true
+}
+
+// readByReverse reports whether the reverse pass of the let-program rest
+// needs the value of the primal variable name: its result's map or a
+// linear map of a let mentions it (or is the map of it, when it is a
+// tensor, whose shape may shape a zero cotangent), an assert does, or a
+// primal let whose value is itself needed. A primal let that only the
+// program's value reads does not count: the caller asks whether the value
+// is wanted separately. So (add (g x) (h x)) in reverse mode calls
+// [revacc g], which computes and consumes g's values in one pass, rather
+// than g's split passes, which record them.
+func readByReverse(name string, rest ir.Expr) bool {
+	items, tail := ir.ChainItems(rest)
+	need := ir.FreeVars(tail)
+	for i := len(items) - 1; i >= 0; i-- {
+		switch it := items[i].(type) {
+		case *ir.Assert:
+			for n := range ir.FreeVars(it.Cond) {
+				need[n] = true
+			}
+		case *ir.Let:
+			if it.Rhs.Type().Contains(types.LM) {
+				for n := range ir.FreeVars(it.Rhs) {
+					need[n] = true
+				}
+				if it.Of != nil && !it.Of.T.IsUniform() {
+					need[it.Of.Name] = true
+				}
+				continue
+			}
+			for _, v := range it.Vars {
+				if need[v.Name] {
+					for n := range ir.FreeVars(it.Rhs) {
+						need[n] = true
+					}
+					break
+				}
+			}
+		}
+	}
+	return need[name]
 }
 
 // splitFold binds the primal let x = (fold f init v), whose map the next

@@ -232,6 +232,25 @@ func TestReverseLoopRecords(t *testing.T) {
 	}
 }
 
+// TestUnreadValueNotRecorded: a call whose value the reverse pass does not
+// read (gmm_objective adds gmm_points' value to the prior's, and the
+// reverse of an addition reads neither) is reverse-applied by [revacc g],
+// one pass, not split into [suffwdpass g], which would record g's values,
+// and its reverse pass. Counted in the optimised program.
+func TestUnreadValueNotRecorded(t *testing.T) {
+	fn := optimisedFunc(t, filepath.Join("..", "bench", "gmm.ks"), "[revacc gmm_objective]")
+	counts := map[string]int{}
+	ir.Inspect(fn.Body, func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Call); ok && c.Fn != nil && len(c.Fn.Name.Derivs) > 0 {
+			counts[c.Fn.Name.Derivs[0]+" "+c.Fn.Name.Base]++
+		}
+		return true
+	})
+	if counts["revacc gmm_points"] != 1 || counts["suffwdpass gmm_points"] != 0 || counts["revacc wishart_prior"] != 1 {
+		t.Errorf("[revacc gmm_objective] calls %v, want [revacc gmm_points] and [revacc wishart_prior] once each, no split passes:\n%s", counts, ir.FormatExpr(fn.Body))
+	}
+}
+
 // TestRecordHoldsNoProjection: split reverse mode records, per level of a
 // recursion, what the reverse pass reads of the level below and no more.
 // prodnt's caller reads the value below, so its recursive arm records the
