@@ -55,6 +55,7 @@ var Passes = []Pass{
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
 	{Name: "tape-loops", Doc: "a build records what a later loop over the same range computes again (the reverse loop of derived code)", Run: tapeLoops},
 	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
+	{Name: "untape", Doc: "a fold's tape read only at its last entry (its reverse pass dropped) is the fold", Run: untapeFolds},
 	{Name: "drop-unused", Doc: "drop the internal derived functions ([revacc f], [revfull f], ...) that nothing calls", Run: dropUnused},
 }
 

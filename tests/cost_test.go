@@ -251,6 +251,25 @@ func TestUnreadValueNotRecorded(t *testing.T) {
 	}
 }
 
+// TestUntapedFold: the gradient of lse (max, then a sum of exponentials)
+// writes no tape of max's fold: reverse mode binds the fold's value from
+// its tape, and the tape's only other reader, the reverse pass of an
+// index-valued fold, is dropped; optimise's untape pass makes it a fold
+// again. Counted in the optimised program.
+func TestUntapedFold(t *testing.T) {
+	fn := optimisedFunc(t, filepath.Join("..", "bench", "gradbench", "evals", "lse.ks"), "[revacc lse]")
+	counts := map[string]int{}
+	ir.Inspect(fn.Body, func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Call); ok && c.Prim != nil {
+			counts[c.Prim.Name]++
+		}
+		return true
+	})
+	if counts["$foldtape"] != 0 || counts["$foldrec"] != 0 || counts["fold"] != 1 {
+		t.Errorf("[revacc lse] has %d $foldtape, %d $foldrec, %d fold; want 0, 0, 1:\n%s", counts["$foldtape"], counts["$foldrec"], counts["fold"], ir.FormatExpr(fn.Body))
+	}
+}
+
 // TestRecordHoldsNoProjection: split reverse mode records, per level of a
 // recursion, what the reverse pass reads of the level below and no more.
 // prodnt's caller reads the value below, so its recursive arm records the
