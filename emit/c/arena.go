@@ -116,17 +116,18 @@ func (e *emitter) funcAllocates(f *ir.Func) bool {
 // equal the old state's, and no $setAt in it stored a different pointer
 // into existing memory (ctx->escaped). Otherwise the memory is kept, and
 // the mark moves past it.
-
 //
 // A loop whose state is one new tensor each iteration (a fold computing
 // the next y from y, as an ODE solver or a recurrent network does) would
 // keep every iteration's memory that way. When the state holds exactly one
 // pointer, to the elements of a tensor of uniform elements, the iteration
-// instead copies the new state's elements down to the mark and releases
-// everything above them: the loop then holds one state, not one per
-// iteration. (The old state, which the copy overwrites, is dead: the new
-// state does not share its memory, and nothing else the iteration left
-// behind points into the arena.)
+// instead releases the arena to the loop's base mark and copies the new
+// state's elements there (memmove: released memory stays readable until
+// it is allocated again, and the copy never lands above its source): the
+// loop then holds one state, not one per iteration. The old state, which
+// the copy overwrites, is dead: the new state's pointer differs from it,
+// and nothing else the iteration left behind points into the arena (else
+// ctx->escaped).
 
 // A stateRelease is the arena reuse of one such loop.
 type stateRelease struct {
