@@ -1,0 +1,115 @@
+package derive
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/typecheck"
+)
+
+// TestDerive is derive's contract on small programs: which derived
+// functions a request makes exist (the callees' included, none for a
+// primitive), their types, which have bodies (the split passes are only
+// declared), and the errors: an edef without the derivative asked for,
+// an unknown strategy.
+func TestDerive(t *testing.T) {
+	const g = "(def g Float (x : Float) (mul x (sin x)))\n(def f Float ((x : Float) (n : Integer)) (add (g x) (to_float n)))\n"
+	for _, tc := range []struct {
+		name, src string
+		opts      Options
+		// want: derived functions that must exist after Derive, with a body,
+		// or their types as "[rev f] : S -> T", or declared without a body,
+		// "[suffwdpass f] (declared)": the optimiser's split-bog pass makes
+		// the split passes' bodies from [revfull f].
+		want []string
+		err  string
+	}{
+		{
+			name: "rev of f derives the accumulating reverse of f and of its callee",
+			src:  g + "(gdef rev [f (Tuple Float Integer)])",
+			want: []string{
+				"[rev f] : (Tuple (Tuple Float Integer) Float) -> (Tuple Float (Tuple))",
+				"[revacc f]", "[revacc g]",
+			},
+		},
+		{
+			name: "fwd of f derives the forward derivative of its callee",
+			src:  g + "(gdef fwd [f (Tuple Float Integer)])",
+			want: []string{"[fwd f] : (Tuple (Tuple Float Integer) (Tuple Float (Tuple))) -> Float", "[fwd g]"},
+		},
+		{
+			name: "rev with --rev=bog goes through the split passes",
+			src:  g + "(gdef rev [f (Tuple Float Integer)])",
+			opts: Options{Rev: "bog"},
+			want: []string{"[rev f]", "[revfull f]", "[suffwdpass f] (declared)", "[sufrevpass f] (declared)"},
+		},
+		{
+			name: "an edef needs its derivative written by hand",
+			src:  "(edef e Float (Float))\n(def f Float (x : Float) (mul x (e x)))\n(gdef rev [f Float])",
+			err:  "t.ks:2:33: ksc cannot differentiate [e Float]: it is declared by edef; write [rev e] by hand",
+		},
+		{
+			name: "an unknown strategy",
+			src:  g + "(gdef rev [f (Tuple Float Integer)])",
+			opts: Options{Rev: "fast"},
+			err:  `unknown reverse-mode strategy "fast" (want lm or bog)`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file, err := syntax.ParseFile("t.ks", []byte(tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, err := typecheck.Check([]*syntax.File{file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = Derive(prog, tc.opts)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("Derive: %v, want an error with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]*ir.Func{}
+			for _, f := range prog.Funcs {
+				byName[f.Name.String()] = f
+			}
+			for _, w := range tc.want {
+				w, declared := strings.CutSuffix(w, " (declared)")
+				name, typ, _ := strings.Cut(w, " : ")
+				f := byName[name]
+				if f == nil {
+					t.Errorf("no %s after Derive; have %v", name, names(prog))
+					continue
+				}
+				if declared != (f.Body == nil) {
+					t.Errorf("%s: body %v, want one: %v", name, f.Body != nil, !declared)
+				}
+				if typ != "" {
+					if got := f.Arg.String() + " -> " + f.Result.String(); got != typ {
+						t.Errorf("%s : %s, want %s", name, got, typ)
+					}
+				}
+			}
+			for _, f := range prog.Funcs {
+				if f.Name.Base == "mul" || f.Name.Base == "sin" {
+					t.Errorf("Derive made %s, a derived function of a primitive", f.Name)
+				}
+			}
+		})
+	}
+}
+
+func names(p *ir.Program) []string {
+	var out []string
+	for _, f := range p.Funcs {
+		out = append(out, f.Name.String())
+	}
+	return out
+}
