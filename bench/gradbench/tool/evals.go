@@ -15,138 +15,134 @@ import (
 // modules makes the module of each eval ksc implements.
 var modules = map[string]func() (*module, error){
 	"hello": func() (*module, error) {
-		c, err := hello.NewContext()
-		if err != nil {
-			return nil, err
-		}
-		scalar := func(f func(x float64) (float64, error)) function {
-			return func(in json.RawMessage) (func() (any, error), error) {
-				var x float64
-				if err := json.Unmarshal(in, &x); err != nil {
-					return nil, err
+		return open(hello.NewContext, func(c *hello.Context) map[string]function {
+			scalar := func(f func(x float64) (float64, error)) function {
+				return func(in json.RawMessage) (func() (any, error), error) {
+					var x float64
+					if err := json.Unmarshal(in, &x); err != nil {
+						return nil, err
+					}
+					return func() (any, error) { v, err := f(x); return v, err }, nil
 				}
-				return func() (any, error) { v, err := f(x); return v, err }, nil
 			}
-		}
-		return &module{close: c.Close, funcs: map[string]function{
-			"square": scalar(c.Square),
-			"double": scalar(func(x float64) (float64, error) { return c.RevSquare(x, 1) }),
-		}}, nil
+			return map[string]function{
+				"square": scalar(c.Square),
+				"double": scalar(func(x float64) (float64, error) { return c.RevSquare(x, 1) }),
+			}
+		})
 	},
 	"lse": func() (*module, error) {
-		c, err := lse.NewContext()
-		if err != nil {
-			return nil, err
-		}
-		type input struct {
-			X []float64 `json:"x"`
-		}
-		return &module{close: c.Close, funcs: map[string]function{
-			"primal":   decode(func(in input) (float64, error) { return c.Lse(in.X) }),
-			"gradient": decode(func(in input) ([]float64, error) { return c.RevLse(in.X, 1) }),
-		}}, nil
+		return open(lse.NewContext, func(c *lse.Context) map[string]function {
+			type input struct {
+				X []float64 `json:"x"`
+			}
+			return map[string]function{
+				"primal":   decode(func(in input) (float64, error) { return c.Lse(in.X) }),
+				"gradient": decode(func(in input) ([]float64, error) { return c.RevLse(in.X, 1) }),
+			}
+		})
 	},
 	"llsq": func() (*module, error) {
-		c, err := llsq.NewContext()
-		if err != nil {
-			return nil, err
-		}
-		type input struct {
-			X []float64 `json:"x"`
-			N int64     `json:"n"`
-		}
-		return &module{close: c.Close, funcs: map[string]function{
-			"primal":   decode(func(in input) (float64, error) { return c.Llsq(in.X, in.N) }),
-			"gradient": decode(func(in input) ([]float64, error) { return c.RevLlsq(in.X, in.N, 1) }),
-		}}, nil
+		return open(llsq.NewContext, func(c *llsq.Context) map[string]function {
+			type input struct {
+				X []float64 `json:"x"`
+				N int64     `json:"n"`
+			}
+			return map[string]function{
+				"primal":   decode(func(in input) (float64, error) { return c.Llsq(in.X, in.N) }),
+				"gradient": decode(func(in input) ([]float64, error) { return c.RevLlsq(in.X, in.N, 1) }),
+			}
+		})
 	},
 	"det": func() (*module, error) {
-		c, err := det.NewContext()
-		if err != nil {
-			return nil, err
-		}
-		type input struct {
-			A   []float64 `json:"A"`
-			Ell int64     `json:"ell"`
-		}
-		return &module{close: c.Close, funcs: map[string]function{
-			"primal":   decode(func(in input) (float64, error) { return c.Det(in.A, in.Ell) }),
-			"gradient": decode(func(in input) ([]float64, error) { return c.RevDet(in.A, in.Ell, 1) }),
-		}}, nil
+		return open(det.NewContext, func(c *det.Context) map[string]function {
+			type input struct {
+				A   []float64 `json:"A"`
+				Ell int64     `json:"ell"`
+			}
+			return map[string]function{
+				"primal":   decode(func(in input) (float64, error) { return c.Det(in.A, in.Ell) }),
+				"gradient": decode(func(in input) ([]float64, error) { return c.RevDet(in.A, in.Ell, 1) }),
+			}
+		})
 	},
 	"gmm": func() (*module, error) {
-		c, err := gmm.NewContext()
-		if err != nil {
-			return nil, err
-		}
-		type input struct {
-			Alpha []float64   `json:"alpha"`
-			Mu    [][]float64 `json:"mu"`
-			Q     [][]float64 `json:"q"`
-			L     [][]float64 `json:"l"`
-			X     [][]float64 `json:"x"`
-			Gamma float64     `json:"gamma"`
-			M     int64       `json:"m"`
-		}
-		type independent struct {
-			Alpha []float64   `json:"alpha"`
-			Mu    [][]float64 `json:"mu"`
-			Q     [][]float64 `json:"q"`
-			L     [][]float64 `json:"l"`
-		}
-		return &module{close: c.Close, funcs: map[string]function{
-			"objective": decode(func(in input) (float64, error) {
-				return c.GmmObjective(in.Alpha, in.Mu, in.Q, in.L, in.X, in.Gamma, in.M)
-			}),
-			"jacobian": decode(func(in input) (independent, error) {
-				var g independent
-				var err error
-				g.Alpha, g.Mu, g.Q, g.L, err = c.RevGmmObjectiveWrt0123(in.Alpha, in.Mu, in.Q, in.L, in.X, in.Gamma, in.M, 1)
-				return g, err
-			}),
-		}}, nil
+		return open(gmm.NewContext, func(c *gmm.Context) map[string]function {
+			type input struct {
+				Alpha []float64   `json:"alpha"`
+				Mu    [][]float64 `json:"mu"`
+				Q     [][]float64 `json:"q"`
+				L     [][]float64 `json:"l"`
+				X     [][]float64 `json:"x"`
+				Gamma float64     `json:"gamma"`
+				M     int64       `json:"m"`
+			}
+			type independent struct {
+				Alpha []float64   `json:"alpha"`
+				Mu    [][]float64 `json:"mu"`
+				Q     [][]float64 `json:"q"`
+				L     [][]float64 `json:"l"`
+			}
+			return map[string]function{
+				"objective": decode(func(in input) (float64, error) {
+					return c.GmmObjective(in.Alpha, in.Mu, in.Q, in.L, in.X, in.Gamma, in.M)
+				}),
+				"jacobian": decode(func(in input) (independent, error) {
+					var g independent
+					var err error
+					g.Alpha, g.Mu, g.Q, g.L, err = c.RevGmmObjectiveWrt0123(in.Alpha, in.Mu, in.Q, in.L, in.X, in.Gamma, in.M, 1)
+					return g, err
+				}),
+			}
+		})
 	},
 	"ode": func() (*module, error) {
-		c, err := ode.NewContext()
-		if err != nil {
-			return nil, err
-		}
-		type input struct {
-			X []float64 `json:"x"`
-			S int64     `json:"s"`
-		}
-		return &module{close: c.Close, funcs: map[string]function{
-			"primal":   decode(func(in input) ([]float64, error) { return c.Ode(in.X, in.S) }),
-			"gradient": decode(func(in input) ([]float64, error) { return c.RevOdeLast(in.X, in.S, 1) }),
-		}}, nil
+		return open(ode.NewContext, func(c *ode.Context) map[string]function {
+			type input struct {
+				X []float64 `json:"x"`
+				S int64     `json:"s"`
+			}
+			return map[string]function{
+				"primal":   decode(func(in input) ([]float64, error) { return c.Ode(in.X, in.S) }),
+				"gradient": decode(func(in input) ([]float64, error) { return c.RevOdeLast(in.X, in.S, 1) }),
+			}
+		})
 	},
 	"lstm": func() (*module, error) {
-		c, err := lstm.NewContext()
-		if err != nil {
-			return nil, err
-		}
-		type input struct {
-			Main     [][]float64 `json:"main_params"`
-			Extra    [][]float64 `json:"extra_params"`
-			State    [][]float64 `json:"state"`
-			Sequence [][]float64 `json:"sequence"`
-		}
-		return &module{close: c.Close, funcs: map[string]function{
-			"objective": decode(func(in input) (float64, error) {
-				return c.LstmObjective(in.Main, in.Extra, in.State, in.Sequence)
-			}),
-			"jacobian": decode(func(in input) ([]float64, error) {
-				dmain, dextra, err := c.RevLstmObjectiveWrt01(in.Main, in.Extra, in.State, in.Sequence, 1)
-				var flat []float64
-				for _, rows := range [][][]float64{dmain, dextra} {
-					for _, r := range rows {
-						flat = append(flat, r...)
+		return open(lstm.NewContext, func(c *lstm.Context) map[string]function {
+			type input struct {
+				Main     [][]float64 `json:"main_params"`
+				Extra    [][]float64 `json:"extra_params"`
+				State    [][]float64 `json:"state"`
+				Sequence [][]float64 `json:"sequence"`
+			}
+			return map[string]function{
+				"objective": decode(func(in input) (float64, error) {
+					return c.LstmObjective(in.Main, in.Extra, in.State, in.Sequence)
+				}),
+				"jacobian": decode(func(in input) ([]float64, error) {
+					dmain, dextra, err := c.RevLstmObjectiveWrt01(in.Main, in.Extra, in.State, in.Sequence, 1)
+					var flat []float64
+					for _, rows := range [][][]float64{dmain, dextra} {
+						for _, r := range rows {
+							flat = append(flat, r...)
+						}
 					}
-				}
-				return flat, err
-			}),
-		}}, nil
+					return flat, err
+				}),
+			}
+		})
 	},
+}
+
+// open makes a module: a context of its library (newContext) and the
+// functions funcs makes with it, closed with it.
+func open[C interface{ Close() }](newContext func() (C, error), funcs func(c C) map[string]function) (*module, error) {
+	c, err := newContext()
+	if err != nil {
+		return nil, err
+	}
+	return &module{close: c.Close, funcs: funcs(c)}, nil
 }
 
 // decode makes a function of one that takes the input decoded as T.
