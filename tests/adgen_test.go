@@ -263,11 +263,18 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 `, c.name, t, tangentOf(t), tangentOf(c.dr.ksType()))
 		}
 	}
-	b.WriteString("(def main Integer ()\n    (print")
+	// Each check prints from a function of its own, and main adds up
+	// what they return: one main holding every check's points would be
+	// a function of thousands of lines, which gcc optimises in time
+	// more than linear in its size.
+	var calls []string
 	if selfCheck {
-		b.WriteString("\n      \"self_check \" (self_check) \" -1 0 0 0 0\\n\"")
+		b.WriteString("(def main$self_check Integer ()\n    (print \"self_check \" (self_check) \" -1 0 0 0 0\\n\"))\n")
+		calls = append(calls, "(main$self_check)")
 	}
 	for _, c := range checks {
+		fmt.Fprintf(&b, "(def main$%s Integer ()\n    (print", c.name)
+		calls = append(calls, fmt.Sprintf("(main$%s)", c.name))
 		for k := 0; k < n; k++ {
 			x, dx, dr := c.point(rng)
 			fd := "-1.0"
@@ -282,8 +289,9 @@ func program(prelude string, checks []*check, n int, seed int64, selfCheck bool)
 			}
 			fmt.Fprintf(&b, "\n      %q (adj$%[2]s %[3]s %[4]s %[5]s) \" \" %[6]s \" \" (sufadj$%[2]s %[3]s %[4]s %[5]s) \" \" %[7]s \" \" %[8]s \" \" %[9]s \"\\n\"", c.name+" ", c.name, x, dx, dr, fd, vadj, vval, wrt)
 		}
+		b.WriteString("))\n")
 	}
-	b.WriteString("))\n")
+	fmt.Fprintf(&b, "(def main Integer ()\n  %s)\n", sumOf(calls))
 	return b.String()
 }
 
@@ -374,4 +382,17 @@ func parseChecks(src string) ([]*check, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// sumOf returns the ks sum of Integer expressions (0 for none), as a
+// balanced tree so that nesting stays shallow.
+func sumOf(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return "0"
+	case 1:
+		return xs[0]
+	}
+	h := len(xs) / 2
+	return fmt.Sprintf("(add %s %s)", sumOf(xs[:h]), sumOf(xs[h:]))
 }

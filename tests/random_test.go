@@ -311,34 +311,42 @@ var valueRuns = []struct {
 func differingValues(t *testing.T, report func(format string, args ...any), progs []*ksgen.Program, checks []*check, which []int) []int {
 	t.Helper()
 	rng := rand.New(rand.NewSource(2))
-	var defs, lines, fwdLines strings.Builder
+	// Each program's lines are printed by a function of its own
+	// (main$NAME, and fwd$NAME for forward mode), so that no function of
+	// the generated code holds every program's points.
+	var defs, plainDefs, fwdDefs strings.Builder
+	var plainCalls, fwdCalls []string
 	for _, i := range which {
 		defs.WriteString(progs[i].Defs())
 		c := checks[i]
+		fmt.Fprintf(&plainDefs, "(def main$%s Integer ()\n  (print", c.name)
 		for k := 1; k <= 2; k++ {
 			x, _, _ := c.point(rng)
-			fmt.Fprintf(&lines, "\n    %q (%s %s) \"\\n\"", fmt.Sprintf("%s v%d ", c.name, k), c.name, x)
+			fmt.Fprintf(&plainDefs, "\n    %q (%s %s) \"\\n\"", fmt.Sprintf("%s v%d ", c.name, k), c.name, x)
 		}
 		x, dx, dr := c.point(rng)
-		fmt.Fprintf(&lines, `
+		fmt.Fprintf(&plainDefs, `
     %[1]q (let ((h 1e-6) (x %[3]s) (dx %[4]s) (dr %[5]s))
       (div (ts_dot (ts_add (%[2]s (ts_add x (ts_scale h dx)))
                            (ts_neg (%[2]s (ts_add x (ts_scale (neg h) dx)))))
                    dr)
-           (mul 2.0 h))) "\n"`, c.name+" fd ", c.name, x, dx, dr)
-		fmt.Fprintf(&fwdLines, "\n    %q (ts_dot ([fwd %s] %s %s) %s) \"\\n\"", c.name+" fwd ", c.name, x, dx, dr)
+           (mul 2.0 h))) "\n"))
+`, c.name+" fd ", c.name, x, dx, dr)
+		fmt.Fprintf(&fwdDefs, "(def fwd$%s Integer ()\n  (print %q (ts_dot ([fwd %s] %s %s) %s) \"\\n\"))\n", c.name, c.name+" fwd ", c.name, x, dx, dr)
+		plainCalls = append(plainCalls, fmt.Sprintf("(main$%s)", c.name))
+		fwdCalls = append(fwdCalls, fmt.Sprintf("(fwd$%s)", c.name))
 	}
 	dir := t.TempDir()
-	write := func(name, main string) string {
+	write := func(name, mains string, calls []string) string {
 		file := filepath.Join(dir, name)
-		src := defs.String() + "(def main Integer ()\n  (print" + main + "))\n"
+		src := defs.String() + mains + "(def main Integer ()\n  " + sumOf(calls) + ")\n"
 		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return file
 	}
-	plain := write("values.ks", lines.String())
-	withFwd := write("values_fwd.ks", lines.String()+fwdLines.String())
+	plain := write("values.ks", plainDefs.String(), plainCalls)
+	withFwd := write("values_fwd.ks", plainDefs.String()+fwdDefs.String(), append(plainCalls, fwdCalls...))
 	idx := map[string]int{}
 	for i, c := range checks {
 		idx[c.name] = i
