@@ -85,6 +85,11 @@ type source struct {
 	// pre are the items written for the fold's step, binding its parameter
 	// from the tape, to pair with the loop's: they are not the source's.
 	pre map[ir.Expr]bool
+	// alias names the variables of the fold's step that are parts of its
+	// parameter, with the pre variable each is (y = (get$1$2 p) is the
+	// accumulator a): a loop that already took the parameter apart reads
+	// a where the step reads y.
+	alias map[string]*ir.Var
 }
 
 // sourceAt returns the source items[k] is, if it is one.
@@ -128,11 +133,42 @@ func (t *taper) sourceAt(items []ir.Expr, k int) *source {
 			s.pre[it] = true
 		}
 		body, tail := ir.ChainItems(lam.Body)
+		s.alias = paramParts(body, lam.Param, a, x)
 		s.items, s.tail = append(pre, body...), tail
 		s.bound = map[string]bool{j.Name: true, lam.Param.Name: true}
 		return s.bind()
 	}
 	return nil
+}
+
+// paramParts returns the variables of the chain items that are parts of
+// the parameter p = (tuple a x): bound to (get$1$2 p) or (get$2$2 p), or
+// by a pattern ((y z) p), before p is bound again.
+func paramParts(items []ir.Expr, p, a, x *ir.Var) map[string]*ir.Var {
+	parts := []*ir.Var{a, x}
+	out := map[string]*ir.Var{}
+	for _, it := range items {
+		l, ok := it.(*ir.Let)
+		if !ok {
+			continue
+		}
+		switch rhs := l.Rhs.(type) {
+		case *ir.Get:
+			if isVar(rhs.X, p.Name) && !l.Pattern && len(l.Vars) == 1 && rhs.N == 2 {
+				out[l.Vars[0].Name] = parts[rhs.I-1]
+			}
+		case *ir.Var:
+			if rhs.Name == p.Name && l.Pattern && len(l.Vars) == 2 {
+				out[l.Vars[0].Name], out[l.Vars[1].Name] = a, x
+			}
+		}
+		for _, v := range l.Vars {
+			if v.Name == p.Name {
+				return out
+			}
+		}
+	}
+	return out
 }
 
 func (s *source) bind() *source {
@@ -205,6 +241,13 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 	var ys []int     // the items of the loop's body that read them
 	used := map[int]bool{}
 	for iy, it := range items2 {
+		// A part of the fold's parameter is whatever its pre variable
+		// is paired with.
+		for y, a := range src.alias {
+			if to, ok := pair[a.Name]; ok && pair[y] == nil {
+				pair[y] = to
+			}
+		}
 		ly, ok := it.(*ir.Let)
 		if !ok || lower.HasEffect(ly.Rhs, t.eff) {
 			continue
@@ -256,7 +299,9 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 				pair[x.Name] = ly.Vars[n]
 				paired[ly.Vars[n].Name] = true
 			}
-			if !pre && !ly.Pattern && !cheapLet(lx.Rhs) {
+			// A value the same in every iteration (it reads nothing the
+			// loop binds) is computed by both, not recorded per index.
+			if !pre && !ly.Pattern && !cheapLet(lx.Rhs) && readsAny(lx.Rhs, src.bound) {
 				xs = append(xs, lx.Vars[0])
 				ys = append(ys, iy)
 			}

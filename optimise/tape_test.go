@@ -54,6 +54,13 @@ func TestTapeLoops(t *testing.T) {
 			"(let (T ($foldtape (lam (p : (Tuple Float Float)) (let ((s x) p) (let (y (exp (mul s x))) (add s y)))) 0.5 v)) " +
 				"(let (r ($ifoldr (size v) 0.0 (lam (si : (Tuple Float Integer)) (let ((st j2) si) (let (a (index j2 T)) " +
 				"(let (e (index (sub 3 j2) v)) (let (p2 (tuple a e)) (let ((s2 x2) p2) (let (y2 (exp (mul s2 x2))) (add st y2)))))))))) r", false},
+		{"a fold's steps, the parameter taken apart by get, the loop reading the tape directly",
+			"(let (T ($foldtape (lam (p : (Tuple Float Float)) (let (s (get$1$2 p)) (let (x (get$2$2 p)) (let (y (exp (mul s x))) (add s y))))) 0.5 v)) " +
+				"(let (r ($ifoldr (size v) 0.0 (lam (si : (Tuple Float Integer)) (let ((st j2) si) (let (a (index j2 T)) " +
+				"(let (e (index j2 v)) (let (y2 (exp (mul a e))) (add st y2)))))))) r", true},
+		{"a value the same at every index",
+			"(let (w (build n (lam (j : Integer) (let (x (exp a)) (mul x (index j v)))))) " +
+				loop("(let (y (exp a)) (add st (mul y (index j2 w))))"), false},
 		{"a sumbuild",
 			"(let (w (sumbuild n (lam (j : Integer) (let (x (exp (index j v))) (mul x 2.0))))) " +
 				loop("(let (y (exp (index j2 v))) (add st (mul y w)))"), true},
