@@ -17,15 +17,14 @@ import (
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/optimise"
 	"github.com/ksc-lang/ksc/syntax"
-	"github.com/ksc-lang/ksc/typecheck"
 )
 
-// A Stage names a point in the pipeline.
+// A Stage names a step of the pipeline (Pipeline) that advances the
+// program: Load stops at one.
 type Stage string
 
-// The stages, in order.
+// The steps Load may stop at, in order.
 const (
-	Parsed    Stage = "parsed"
 	Typed     Stage = "typed"
 	Derived   Stage = "derived"
 	Optimised Stage = "optimised"
@@ -49,6 +48,9 @@ type Options struct {
 	NoOpt bool
 	// Warn, if set, receives warnings of the optimiser.
 	Warn func(pos ir.Pos, msg string)
+	// Trace, if set, is called after each step of the pipeline with its
+	// name (ksc --time).
+	Trace func(stage string)
 }
 
 // An InternalError is a bug in ksc: a panic caught at a stage boundary,
@@ -148,18 +150,15 @@ type Source struct {
 }
 
 // Load parses and type-checks the files, and derives what they ask for.
-// It stops at stage (Typed or Derived).
+// It stops at stage (Typed, Derived or Optimised).
 func Load(paths []string, stage Stage) (*ir.Program, error) {
 	return LoadWith(paths, stage, Options{})
 }
 
 // LoadWith is Load with options.
 func LoadWith(paths []string, stage Stage, opts Options) (*ir.Program, error) {
-	files, err := ParseFiles(paths)
-	if err != nil {
-		return nil, err
-	}
-	return check(files, stage, opts)
+	s, err := Reach(paths, string(stage), opts)
+	return s.Prog, err
 }
 
 // LoadSources is Load for sources in memory.
@@ -180,30 +179,25 @@ func LoadSources(srcs []Source, stage Stage) (*ir.Program, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return check(files, stage, Options{})
+	s := &State{Files: files, Reached: "parsed"}
+	err := s.Advance(string(stage))
+	return s.Prog, err
 }
 
-func check(files []*syntax.File, stage Stage, opts Options) (prog *ir.Program, err error) {
-	err = guard("the type checker", "", func() error {
-		var cerr error
-		prog, cerr = typecheck.Check(files)
-		return cerr
-	})
-	if err != nil || stage == Typed {
-		// The typed program is as the user wrote it: the reference
-		// evaluator (package eval) runs it so, sharing no rewriting with
-		// the compiler.
-		return prog, err
-	}
+// derived makes the typed program the derived one, in place: binders
+// renamed apart, then the derived functions the program asks for.
+func derived(prog *ir.Program, opts Options) error {
+	// The typed program is as the user wrote it: the reference evaluator
+	// (package eval) runs it so, sharing no rewriting with the compiler.
 	// From here on no binder rebinds a name in scope, so no rewrite can
-	// capture a name (ir.RenameApart); the IR checker holds every pass to it.
+	// capture a name (ir.RenameApart); the IR checker holds every pass to
+	// it.
 	ir.RenameApart(prog)
 	dopts := derive.Options{Rev: opts.Rev}
 	if opts.AD == "cps" {
 		dopts.Skip = goemit.Generates
 	}
-	err = guard("derive", "", func() error { return derive.Derive(prog, dopts) })
-	return prog, err
+	return guard("derive", "", func() error { return derive.Derive(prog, dopts) })
 }
 
 // Optimise runs the optimiser passes over a derived program.

@@ -14,7 +14,7 @@ import (
 // $dup and $elim. The text is valid ks and computes what the program does.
 func SUF(prog *ir.Program) (text []byte, err error) {
 	err = guard("single-use form", "", func() error {
-		ns := prog.Names()
+		ns := prog.Names().Clone() // printing the view leaves the program as it was
 		out := &ir.Program{Types: prog.Types}
 		for _, f := range prog.Funcs {
 			if f.Body == nil || f.Arg.Contains(types.LM) || f.Result.Contains(types.LM) {

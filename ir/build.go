@@ -14,6 +14,21 @@ type Names struct {
 	taken map[string]bool
 }
 
+// Clone returns a copy of ns: names drawn from one are not drawn from
+// the other (a view of a program, such as its single-use form, draws
+// from a copy so that printing it does not change what the compiler
+// names next).
+func (ns *Names) Clone() *Names {
+	c := &Names{n: map[string]int{}, taken: map[string]bool{}}
+	for k, v := range ns.n {
+		c.n[k] = v
+	}
+	for k := range ns.taken {
+		c.taken[k] = true
+	}
+	return c
+}
+
 // Take records that name is in use.
 func (ns *Names) Take(name string) {
 	if ns.taken == nil {

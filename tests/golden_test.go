@@ -11,9 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ksc-lang/ksc/driver"
-	cemit "github.com/ksc-lang/ksc/emit/c"
 	cruntime "github.com/ksc-lang/ksc/runtime/c"
-	"github.com/ksc-lang/ksc/syntax"
 )
 
 // TestGolden compares each program of testdata/golden after every stage
@@ -43,58 +41,56 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// stages returns the program after each stage, as sections.
+// stages returns the program after each stage of the pipeline table
+// (driver.Pipeline), as sections, with the IR checker after every step.
+// The stages whose text is ks must read back; the C must compile.
 func stages(t *testing.T, file string) string {
 	t.Helper()
 	var b strings.Builder
-	section := func(name, text string) {
-		b.WriteString("-- " + name + " --\n")
-		b.WriteString(text)
-		if !strings.HasSuffix(text, "\n") {
+	s := &driver.State{Paths: []string{file}, Opts: driver.Options{CheckIR: true}}
+	for _, st := range driver.Pipeline() {
+		if err := s.Advance(st.Name); err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+		var text strings.Builder
+		err := st.Print(s, &text)
+		switch {
+		case driver.IsNotApplicable(err):
+			text.WriteString(err.Error())
+		case err != nil:
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+		out := text.String()
+		switch st.Name {
+		case "typed", "derived", "suf", "optimised":
+			reparse(t, st.Name, []byte(out))
+		case "c":
+			checkCompiles(t, out)
+			out = strings.Replace(out, cruntime.Header, "/* runtime/c/ksc_runtime.h */\n", 1)
+		}
+		b.WriteString("-- " + st.Name + " --\n")
+		b.WriteString(out)
+		if !strings.HasSuffix(out, "\n") {
 			b.WriteByte('\n')
 		}
 	}
-	files, err := driver.ParseFiles([]string{file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	section("parsed", string(syntax.FormatFile(files[0])))
-
-	typed, err := driver.Load([]string{file}, driver.Typed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	section("typed", string(typed.Format()))
-	reparse(t, "typed", typed.Format())
-
-	prog, err := driver.Load([]string{file}, driver.Derived)
-	if err != nil {
-		t.Fatal(err)
-	}
-	section("derived", string(prog.Format()))
-	reparse(t, "derived", prog.Format())
-	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
-		t.Fatal(err)
-	}
-	section("optimised", string(prog.Format()))
-	reparse(t, "optimised", prog.Format())
-
-	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath(baseCC().Cmd); err == nil {
-		src := filepath.Join(t.TempDir(), "prog.c")
-		if err := os.WriteFile(src, []byte(out.C), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := baseCC().Command(context.Background(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("generated C does not compile cleanly: %v\n%s", err, msg)
-		}
-	}
-	section("c", strings.Replace(out.C, cruntime.Header, "/* runtime/c/ksc_runtime.h */\n", 1))
 	return b.String()
+}
+
+// checkCompiles checks that generated C compiles without a warning.
+func checkCompiles(t *testing.T, c string) {
+	t.Helper()
+	if _, err := exec.LookPath(baseCC().Cmd); err != nil {
+		return
+	}
+	src := filepath.Join(t.TempDir(), "prog.c")
+	if err := os.WriteFile(src, []byte(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := baseCC().Command(context.Background(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("generated C does not compile cleanly: %v\n%s", err, msg)
+	}
 }
 
 // reparse checks that a printed stage parses and type-checks.

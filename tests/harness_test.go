@@ -99,7 +99,7 @@ func tryProgram(backend string, opts driver.Options, cc driver.CC, dir string, f
 	if backend == "eval" {
 		return evalProgram(files...)
 	}
-	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev, AD: opts.AD})
+	prog, err := driver.LoadWith(files, driver.Derived, driver.Options{Rev: opts.Rev, AD: opts.AD, CheckIR: true})
 	if err != nil {
 		return result{}, fmt.Errorf("load: %v", err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/ksc-lang/ksc/cl"
 	"github.com/ksc-lang/ksc/driver"
 	cemit "github.com/ksc-lang/ksc/emit/c"
 	pyemit "github.com/ksc-lang/ksc/emit/python"
@@ -75,16 +74,10 @@ func compile(c *cli.Context, t *timer) (*ir.Program, error) {
 	if err := checkAD(c, backend); err != nil {
 		return nil, err
 	}
-	prog, err := driver.LoadWith(paths, driver.Derived, loadOptions(c))
-	if err != nil {
-		return nil, err
-	}
-	t.step("front end")
-	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check-ir"), Warn: warner(c.App.ErrWriter), NoOpt: c.Bool("no-opt")}); err != nil {
-		return nil, err
-	}
-	t.step("optimise")
-	return prog, nil
+	opts := loadOptions(c)
+	opts.CheckIR, opts.Warn, opts.NoOpt = c.Bool("check-ir"), warner(c.App.ErrWriter), c.Bool("no-opt")
+	opts.Trace = t.step
+	return driver.LoadWith(paths, driver.Optimised, opts)
 }
 
 func cmdRun(c *cli.Context, stdout, stderr io.Writer, test bool) error {
@@ -161,11 +154,10 @@ func cmdEval(c *cli.Context, stdout, stderr io.Writer, t *timer, test bool) erro
 			return usagef("--%s does not apply to the evaluator (--backend eval)", f)
 		}
 	}
-	prog, err := driver.Load(paths, driver.Typed)
+	prog, err := driver.LoadWith(paths, driver.Typed, driver.Options{Trace: t.step})
 	if err != nil {
 		return err
 	}
-	t.step("front end")
 	w, out := programOutput(stdout, test)
 	code, err := driver.Eval(prog, w, stderr)
 	if err != nil {
@@ -323,23 +315,8 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 		return err
 	}
 	stage := c.String("stage")
-	switch stage {
-	case "parsed":
-		fs, err := driver.ParseFiles(paths)
-		if err != nil {
-			return err
-		}
-		for _, f := range fs {
-			stdout.Write(syntax.FormatFile(f))
-		}
-		return nil
-	case "typed", "derived", "suf", "optimised", "bog", "cl", "c", "go":
-	default:
-		return usagef("unknown stage %q (want parsed, typed, derived, suf, cl, optimised, bog, c or go)", stage)
-	}
-	st := driver.Derived
-	if stage == "typed" {
-		st = driver.Typed
+	if _, ok := driver.Lookup(stage); !ok {
+		return usagef("unknown stage %q (want %s)", stage, strings.Join(driver.StageNames(), ", "))
 	}
 	if err := checkRev(c); err != nil {
 		return err
@@ -351,55 +328,24 @@ func cmdEmit(c *cli.Context, stdout io.Writer) error {
 	if err := checkAD(c, target); err != nil {
 		return err
 	}
-	prog, err := driver.LoadWith(paths, st, loadOptions(c))
-	if err != nil {
-		return err
-	}
-	switch stage {
-	case "typed", "derived":
-		stdout.Write(prog.Format())
-		return nil
-	case "suf":
-		text, err := driver.SUF(prog)
-		if err != nil {
-			return err
-		}
-		stdout.Write(text)
-		return nil
-	case "cl":
-		text, err := cl.Format(prog)
-		if err != nil {
-			return err
-		}
-		stdout.Write(text)
+	opts := loadOptions(c)
+	opts.CheckIR, opts.NoOpt = c.Bool("check"), c.Bool("no-opt")
+	err = driver.Emit(paths, stage, opts, stdout)
+	if driver.IsNotApplicable(err) {
+		fmt.Fprintf(c.App.ErrWriter, "ksc: %v\n", err)
 		return nil
 	}
-	if err := driver.Optimise(prog, driver.Options{CheckIR: c.Bool("check"), NoOpt: c.Bool("no-opt")}); err != nil {
-		return err
+	return err
+}
+
+// stageHelp describes the stages of ksc emit, from the pipeline table.
+func stageHelp() string {
+	var b strings.Builder
+	b.WriteString("Stages, in the order the compiler reaches them:\n")
+	for _, st := range driver.Pipeline() {
+		fmt.Fprintf(&b, "  %-10s %s\n", st.Name, st.Doc)
 	}
-	switch stage {
-	case "optimised":
-		stdout.Write(prog.Format())
-	case "bog":
-		text := driver.BOG(prog)
-		if text == nil {
-			fmt.Fprintln(c.App.ErrWriter, "ksc: the program uses no split reverse mode ([suffwdpass f], [sufrevpass f], [sufrev f], or [rev f] with --rev bog): no BOG to print")
-		}
-		stdout.Write(text)
-	case "c":
-		out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: hasMain(prog)})
-		if err != nil {
-			return err
-		}
-		io.WriteString(stdout, out.C)
-	case "go":
-		src, err := driver.EmitGoWith(prog, goOptions(c))
-		if err != nil {
-			return err
-		}
-		stdout.Write(src)
-	}
-	return nil
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func cmdBuild(c *cli.Context, stderr io.Writer) error {
@@ -445,16 +391,6 @@ func cmdBuild(c *cli.Context, stderr io.Writer) error {
 	}
 	t.step("build")
 	return nil
-}
-
-// hasMain reports whether the program defines main.
-func hasMain(prog *ir.Program) bool {
-	for _, f := range prog.Funcs {
-		if len(f.Name.Derivs) == 0 && f.Name.Base == "main" && f.Body != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // warner prints the optimiser's warnings as file:line:col: warning: ...

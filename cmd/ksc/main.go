@@ -199,15 +199,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				},
 			},
 			{
-				Name:      "emit",
-				Usage:     "print the program after a stage of the pipeline",
-				ArgsUsage: "FILE.ks...",
-				Description: "Stages: parsed (canonical source), typed (resolved and desugared), derived\n" +
-					"(with generated functions, the Jacobians as linear maps), suf (single-use form),\n" +
-					"cl (every definition in the categorical language), optimised (after the passes),\n" +
-					"bog (the records of split reverse mode and their passes), c, go.",
+				Name:        "emit",
+				Usage:       "print the program after a stage of the pipeline",
+				ArgsUsage:   "FILE.ks...",
+				Description: stageHelp(),
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "stage", Value: "typed", Usage: "parsed, typed, derived, suf, cl, optimised, bog, c or go"},
+					&cli.StringFlag{Name: "stage", Value: "typed", Usage: strings.Join(driver.StageNames(), ", ")},
 					&cli.BoolFlag{Name: "check", Usage: "run the IR checker after every pass"},
 					revFlag, adFlag, noOptFlag,
 				},
