@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
-	ksrt "github.com/ksc-lang/ksc/runtime/go"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -28,7 +27,7 @@ func (m *Machine) prim(c *Func) (code, error) {
 	if p.LM {
 		return nil, errorf(c, "the evaluator does not run the linear-map operation %s", p.Name)
 	}
-	op := m.operation(p.Name, c.P, c.S, c.T)
+	op := m.operation(p, c.P, c.S, c.T)
 	if op == nil {
 		return nil, errorf(c, "the evaluator does not run the primitive %s", p.Name)
 	}
@@ -47,40 +46,22 @@ func float1(f func(float64) float64) op {
 	return pure1(func(x []Value) Value { return f(x[0].(float64)) })
 }
 
-// operation returns the primitive called name, whose argument has type s
-// and result type t, or nil if the evaluator does not have it.
-func (m *Machine) operation(name string, pos Pos, s, t *types.Type) op {
-	if f, ok := floatFuncs[name]; ok {
-		return float1(f)
-	}
-	switch name {
-	case "add", "sub", "mul", "div", "max":
-		return func(x []Value) (Value, error) { return arith(name, pos, x[0], x[1]) }
-	case "neg":
-		return pure1(func(x []Value) Value {
-			if i, ok := x[0].(int64); ok {
-				return -i
+// operation returns the primitive p, whose argument has type s and
+// result type t, or nil if the evaluator does not have it. A scalar
+// primitive is its row's Eval (the Go backend's functions, so that the
+// evaluator computes the same bits as the compiled program); the others
+// are here.
+func (m *Machine) operation(p *ir.Prim, pos Pos, s, t *types.Type) op {
+	if p.Eval != nil {
+		return func(x []Value) (Value, error) {
+			v, err := p.Eval(x)
+			if err != nil {
+				return nil, fail(pos, "%v", err)
 			}
-			return -x[0].(float64)
-		})
-	case "gt", "lt", "gte", "lte":
-		return pure1(func(x []Value) Value { return compare(name, x[0], x[1]) })
-	case "and":
-		return pure1(func(x []Value) Value { return x[0].(bool) && x[1].(bool) })
-	case "or":
-		return pure1(func(x []Value) Value { return x[0].(bool) || x[1].(bool) })
-	case "not":
-		return pure1(func(x []Value) Value { return !x[0].(bool) })
-	case "to_float":
-		return pure1(func(x []Value) Value { return float64(x[0].(int64)) })
-	case "bool_to_float":
-		return pure1(func(x []Value) Value { return ksrt.BoolToFloat(x[0].(bool)) })
-	case "pow":
-		return pure1(func(x []Value) Value { return ksrt.PowI(x[0].(float64), x[1].(int64)) })
-	case "pi":
-		return pure1(func([]Value) Value { return math.Pi })
-	case "$ranhashdoub":
-		return pure1(func(x []Value) Value { return ksrt.Ranhashdoub(x[0].(int64)) })
+			return v, nil
+		}
+	}
+	switch name := p.Name; name {
 	case "$inline", "$copydown":
 		return pure1(func(x []Value) Value { return x[0] })
 	case "eq":
@@ -95,75 +76,10 @@ func (m *Machine) operation(name string, pos Pos, s, t *types.Type) op {
 			return x[0], err
 		}
 	}
-	if op := tensorOperation(name, pos, t); op != nil {
+	if op := tensorOperation(p.Name, pos, t); op != nil {
 		return op
 	}
-	return recordOperation(name, pos, s, t)
-}
-
-// floatFuncs are the elementary functions, the functions of the Go
-// backend's spelling of them (ir.Prim.Go), so that the evaluator computes
-// the same bits as the compiled program.
-var floatFuncs = map[string]func(float64) float64{
-	"exp": ksrt.Exp, "log": ksrt.Log, "sin": ksrt.Sin, "cos": ksrt.Cos,
-	"tanh": ksrt.Tanh, "sqrt": math.Sqrt, "erf": ksrt.Erf, "cosh": ksrt.Cosh,
-	"abs": math.Abs, "lgamma": ksrt.Lgamma, "digamma": ksrt.Digamma,
-}
-
-func arith(name string, pos Pos, a, b Value) (Value, error) {
-	if x, ok := a.(int64); ok {
-		y := b.(int64)
-		switch name {
-		case "add":
-			return x + y, nil
-		case "sub":
-			return x - y, nil
-		case "mul":
-			return x * y, nil
-		}
-		if y == 0 {
-			return nil, fail(pos, "integer division by zero")
-		}
-		if y == -1 {
-			return -x, nil
-		}
-		return x / y, nil
-	}
-	x := a.(float64)
-	y, ok := b.(float64)
-	if !ok {
-		y = float64(b.(int64)) // mul (Float, Integer)
-	}
-	switch name {
-	case "add":
-		return x + y, nil
-	case "sub":
-		return x - y, nil
-	case "mul":
-		return x * y, nil
-	case "div":
-		return x / y, nil
-	}
-	return ksrt.Max(x, y), nil
-}
-
-func compare(name string, a, b Value) bool {
-	if x, ok := a.(int64); ok {
-		return ordered(name, x, b.(int64))
-	}
-	return ordered(name, a.(float64), b.(float64))
-}
-
-func ordered[T int64 | float64](name string, x, y T) bool {
-	switch name {
-	case "gt":
-		return x > y
-	case "lt":
-		return x < y
-	case "gte":
-		return x >= y
-	}
-	return x <= y
+	return recordOperation(p.Name, pos, s, t)
 }
 
 // print prints its argument parts and returns their number less one.

@@ -21,7 +21,7 @@ func TestCLEvalPrimitives(t *testing.T) {
 			}
 			continue
 		}
-		if m.operation(p.Name, Pos{}, types.FloatType, types.FloatType) == nil {
+		if m.operation(p, Pos{}, types.FloatType, types.FloatType) == nil {
 			t.Errorf("the evaluator has no primitive %s", p.Name)
 		}
 	}

@@ -1,8 +1,11 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
+	ksrt "github.com/ksc-lang/ksc/runtime/go"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -39,6 +42,18 @@ type Prim struct {
 	// Pure says the primitive has no effect and cannot fail at run time,
 	// so a backend may compute it inside an expression.
 	Pure bool
+
+	// Eval computes a scalar primitive on its argument parts (int64,
+	// float64 and bool values), as the Go backend's spelling does (the
+	// same runtime functions): the CL evaluator runs it, and the
+	// optimiser folds calls of constants with it where Exact. An error is
+	// the primitive's runtime error (integer division by zero).
+	Eval func(x []any) (any, error)
+	// Exact says IEEE arithmetic defines the result exactly, so it has the
+	// same bits in every backend and the optimiser may compute it at
+	// compile time (not exp, log and friends, whose last bit depends on
+	// the library).
+	Exact bool
 
 	// Def is the ks definition of a prelude function over vectors; the
 	// type checker compiles it and the lowering pass inlines it at each call.
@@ -126,62 +141,88 @@ var (
 
 func sig(result *types.Type, args ...*types.Type) *Sig { return &Sig{Args: args, Result: result} }
 
+// The shapes of Prim.Eval.
+func f1(f func(float64) float64) func([]any) (any, error) {
+	return func(x []any) (any, error) { return f(x[0].(float64)), nil }
+}
+
+func ff(f func(a, b float64) float64) func([]any) (any, error) {
+	return func(x []any) (any, error) { return f(x[0].(float64), x[1].(float64)), nil }
+}
+
+func ii(f func(a, b int64) int64) func([]any) (any, error) {
+	return func(x []any) (any, error) { return f(x[0].(int64), x[1].(int64)), nil }
+}
+
+func cmp[T int64 | float64](f func(a, b T) bool) func([]any) (any, error) {
+	return func(x []any) (any, error) { return f(x[0].(T), x[1].(T)), nil }
+}
+
+// idiv is Integer division (ksrt.Quo).
+func idiv(x []any) (any, error) {
+	q, ok := ksrt.Quo(x[0].(int64), x[1].(int64))
+	if !ok {
+		return nil, errors.New(ksrt.DivByZero)
+	}
+	return q, nil
+}
+
 // table is the primitive table. It is read-only after initialisation.
 var table = append(append(baseTable, lmTable...), bogTable...)
 
 var baseTable = []*Prim{
 	// Arithmetic (prelude). Integer arithmetic wraps around; integer
 	// division truncates and fails on division by zero.
-	{Name: "add", Sig: sig(tF, tF, tF), D: []string{"(lmOne x0)", "(lmOne x1)"}, C: "($0 + $1)", Go: "($0 + $1)", Pure: true},
-	{Name: "add", Sig: sig(tI, tI, tI), C: "ks_iadd($0, $1)", Go: "($0 + $1)", Pure: true},
-	{Name: "sub", Sig: sig(tF, tF, tF), D: []string{"(lmOne x0)", "(lmScale x1 -1.0)"}, C: "($0 - $1)", Go: "($0 - $1)", Pure: true},
-	{Name: "sub", Sig: sig(tI, tI, tI), C: "ks_isub($0, $1)", Go: "($0 - $1)", Pure: true},
-	{Name: "mul", Sig: sig(tF, tF, tF), D: []string{"(lmScale x0 x1)", "(lmScale x1 x0)"}, C: "($0 * $1)", Go: "float64($0 * $1)", Pure: true},
-	{Name: "mul", Sig: sig(tI, tI, tI), C: "ks_imul($0, $1)", Go: "($0 * $1)", Pure: true},
-	{Name: "div", Sig: sig(tF, tF, tF), D: []string{"(lmScale x0 (div 1.0 x1))", "(lmScale x1 (neg (div r x1)))"}, C: "($0 / $1)", Go: "($0 / $1)", Pure: true},
-	{Name: "div", Sig: sig(tI, tI, tI), C: "ks_idiv($ctx, $pos, $0, $1)", Go: "IDiv($pos, $0, $1)"},
-	{Name: "neg", Sig: sig(tF, tF), D: []string{"(lmScale x0 -1.0)"}, C: "(-$0)", Go: "(-$0)", Pure: true},
-	{Name: "neg", Sig: sig(tI, tI), C: "ks_ineg($0)", Go: "(-$0)", Pure: true},
-	{Name: "mul", Sig: sig(tF, tF, tI), D: []string{"(lmScale x0 (to_float x1))", ""}, C: "($0 * (double)$1)", Go: "float64($0 * float64($1))", Pure: true,
+	{Name: "add", Sig: sig(tF, tF, tF), Eval: ff(func(a, b float64) float64 { return a + b }), Exact: true, D: []string{"(lmOne x0)", "(lmOne x1)"}, C: "($0 + $1)", Go: "($0 + $1)", Pure: true},
+	{Name: "add", Sig: sig(tI, tI, tI), Eval: ii(func(a, b int64) int64 { return a + b }), Exact: true, C: "ks_iadd($0, $1)", Go: "($0 + $1)", Pure: true},
+	{Name: "sub", Sig: sig(tF, tF, tF), Eval: ff(func(a, b float64) float64 { return a - b }), Exact: true, D: []string{"(lmOne x0)", "(lmScale x1 -1.0)"}, C: "($0 - $1)", Go: "($0 - $1)", Pure: true},
+	{Name: "sub", Sig: sig(tI, tI, tI), Eval: ii(func(a, b int64) int64 { return a - b }), Exact: true, C: "ks_isub($0, $1)", Go: "($0 - $1)", Pure: true},
+	{Name: "mul", Sig: sig(tF, tF, tF), Eval: ff(func(a, b float64) float64 { return a * b }), Exact: true, D: []string{"(lmScale x0 x1)", "(lmScale x1 x0)"}, C: "($0 * $1)", Go: "float64($0 * $1)", Pure: true},
+	{Name: "mul", Sig: sig(tI, tI, tI), Eval: ii(func(a, b int64) int64 { return a * b }), Exact: true, C: "ks_imul($0, $1)", Go: "($0 * $1)", Pure: true},
+	{Name: "div", Sig: sig(tF, tF, tF), Eval: ff(func(a, b float64) float64 { return a / b }), Exact: true, D: []string{"(lmScale x0 (div 1.0 x1))", "(lmScale x1 (neg (div r x1)))"}, C: "($0 / $1)", Go: "($0 / $1)", Pure: true},
+	{Name: "div", Sig: sig(tI, tI, tI), Eval: idiv, Exact: true, C: "ks_idiv($ctx, $pos, $0, $1)", Go: "IDiv($pos, $0, $1)"},
+	{Name: "neg", Sig: sig(tF, tF), Eval: f1(func(a float64) float64 { return -a }), Exact: true, D: []string{"(lmScale x0 -1.0)"}, C: "(-$0)", Go: "(-$0)", Pure: true},
+	{Name: "neg", Sig: sig(tI, tI), Eval: func(x []any) (any, error) { return -x[0].(int64), nil }, Exact: true, C: "ks_ineg($0)", Go: "(-$0)", Pure: true},
+	{Name: "mul", Sig: sig(tF, tF, tI), Eval: func(x []any) (any, error) { return x[0].(float64) * float64(x[1].(int64)), nil }, Exact: true, D: []string{"(lmScale x0 (to_float x1))", ""}, C: "($0 * (double)$1)", Go: "float64($0 * float64($1))", Pure: true,
 		Doc: "Float times Integer"},
 
 	// Comparisons (prelude).
-	{Name: "gt", Sig: sig(tB, tF, tF), C: "($0 > $1)", Go: "($0 > $1)", Pure: true},
-	{Name: "gt", Sig: sig(tB, tI, tI), C: "($0 > $1)", Go: "($0 > $1)", Pure: true},
-	{Name: "lt", Sig: sig(tB, tF, tF), C: "($0 < $1)", Go: "($0 < $1)", Pure: true},
-	{Name: "lt", Sig: sig(tB, tI, tI), C: "($0 < $1)", Go: "($0 < $1)", Pure: true},
-	{Name: "gte", Sig: sig(tB, tF, tF), C: "($0 >= $1)", Go: "($0 >= $1)", Pure: true},
-	{Name: "gte", Sig: sig(tB, tI, tI), C: "($0 >= $1)", Go: "($0 >= $1)", Pure: true},
-	{Name: "lte", Sig: sig(tB, tF, tF), C: "($0 <= $1)", Go: "($0 <= $1)", Pure: true},
-	{Name: "lte", Sig: sig(tB, tI, tI), C: "($0 <= $1)", Go: "($0 <= $1)", Pure: true},
+	{Name: "gt", Sig: sig(tB, tF, tF), Eval: cmp(func(a, b float64) bool { return a > b }), Exact: true, C: "($0 > $1)", Go: "($0 > $1)", Pure: true},
+	{Name: "gt", Sig: sig(tB, tI, tI), Eval: cmp(func(a, b int64) bool { return a > b }), Exact: true, C: "($0 > $1)", Go: "($0 > $1)", Pure: true},
+	{Name: "lt", Sig: sig(tB, tF, tF), Eval: cmp(func(a, b float64) bool { return a < b }), Exact: true, C: "($0 < $1)", Go: "($0 < $1)", Pure: true},
+	{Name: "lt", Sig: sig(tB, tI, tI), Eval: cmp(func(a, b int64) bool { return a < b }), Exact: true, C: "($0 < $1)", Go: "($0 < $1)", Pure: true},
+	{Name: "gte", Sig: sig(tB, tF, tF), Eval: cmp(func(a, b float64) bool { return a >= b }), Exact: true, C: "($0 >= $1)", Go: "($0 >= $1)", Pure: true},
+	{Name: "gte", Sig: sig(tB, tI, tI), Eval: cmp(func(a, b int64) bool { return a >= b }), Exact: true, C: "($0 >= $1)", Go: "($0 >= $1)", Pure: true},
+	{Name: "lte", Sig: sig(tB, tF, tF), Eval: cmp(func(a, b float64) bool { return a <= b }), Exact: true, C: "($0 <= $1)", Go: "($0 <= $1)", Pure: true},
+	{Name: "lte", Sig: sig(tB, tI, tI), Eval: cmp(func(a, b int64) bool { return a <= b }), Exact: true, C: "($0 <= $1)", Go: "($0 <= $1)", Pure: true},
 
 	// Logic (prelude); both arguments are evaluated.
-	{Name: "and", Sig: sig(tB, tB, tB), C: "($0 & $1)", Go: "And($0, $1)", Pure: true},
-	{Name: "or", Sig: sig(tB, tB, tB), C: "($0 | $1)", Go: "Or($0, $1)", Pure: true},
-	{Name: "not", Sig: sig(tB, tB), C: "(!$0)", Go: "(!$0)", Pure: true},
+	{Name: "and", Sig: sig(tB, tB, tB), Eval: func(x []any) (any, error) { return ksrt.And(x[0].(bool), x[1].(bool)), nil }, Exact: true, C: "($0 & $1)", Go: "And($0, $1)", Pure: true},
+	{Name: "or", Sig: sig(tB, tB, tB), Eval: func(x []any) (any, error) { return ksrt.Or(x[0].(bool), x[1].(bool)), nil }, Exact: true, C: "($0 | $1)", Go: "Or($0, $1)", Pure: true},
+	{Name: "not", Sig: sig(tB, tB), Eval: func(x []any) (any, error) { return !x[0].(bool), nil }, Exact: true, C: "(!$0)", Go: "(!$0)", Pure: true},
 
 	// Conversions (prelude).
-	{Name: "to_float", Sig: sig(tF, tI), D: []string{""}, C: "((double)$0)", Go: "float64($0)", Pure: true},
-	{Name: "bool_to_float", Sig: sig(tF, tB), D: []string{""}, C: "($0 ? 1.0 : 0.0)", Go: "BoolToFloat($0)", Pure: true},
+	{Name: "to_float", Sig: sig(tF, tI), Eval: func(x []any) (any, error) { return float64(x[0].(int64)), nil }, Exact: true, D: []string{""}, C: "((double)$0)", Go: "float64($0)", Pure: true},
+	{Name: "bool_to_float", Sig: sig(tF, tB), Eval: func(x []any) (any, error) { return ksrt.BoolToFloat(x[0].(bool)), nil }, Exact: true, D: []string{""}, C: "($0 ? 1.0 : 0.0)", Go: "BoolToFloat($0)", Pure: true},
 
 	// Elementary functions (prelude).
-	{Name: "exp", Sig: sig(tF, tF), D: []string{"(lmScale x0 r)"}, C: "exp($0)", Go: "Exp($0)", Pure: true},
-	{Name: "log", Sig: sig(tF, tF), D: []string{"(lmScale x0 (div 1.0 x0))"}, C: "log($0)", Go: "Log($0)", Pure: true},
-	{Name: "sin", Sig: sig(tF, tF), D: []string{"(lmScale x0 (cos x0))"}, C: "sin($0)", Go: "Sin($0)", Pure: true},
-	{Name: "cos", Sig: sig(tF, tF), D: []string{"(lmScale x0 (neg (sin x0)))"}, C: "cos($0)", Go: "Cos($0)", Pure: true},
-	{Name: "tanh", Sig: sig(tF, tF), D: []string{"(lmScale x0 (sub 1.0 (mul r r)))"}, C: "tanh($0)", Go: "Tanh($0)", Pure: true},
-	{Name: "sqrt", Sig: sig(tF, tF), D: []string{"(lmScale x0 (div 0.5 r))"}, C: "sqrt($0)", Go: "math.Sqrt($0)", Pure: true},
-	{Name: "erf", Sig: sig(tF, tF), D: []string{"(lmScale x0 (mul 1.1283791670955126 (exp (neg (mul x0 x0)))))"}, C: "erf($0)", Go: "Erf($0)", Pure: true},
-	{Name: "lgamma", Sig: sig(tF, tF), D: []string{"(lmScale x0 (digamma x0))"}, C: "ks_lgamma($0)", Go: "Lgamma($0)", Pure: true},
-	{Name: "digamma", Sig: sig(tF, tF), C: "ks_digamma($0)", Go: "Digamma($0)", Pure: true,
+	{Name: "exp", Sig: sig(tF, tF), Eval: f1(ksrt.Exp), D: []string{"(lmScale x0 r)"}, C: "exp($0)", Go: "Exp($0)", Pure: true},
+	{Name: "log", Sig: sig(tF, tF), Eval: f1(ksrt.Log), D: []string{"(lmScale x0 (div 1.0 x0))"}, C: "log($0)", Go: "Log($0)", Pure: true},
+	{Name: "sin", Sig: sig(tF, tF), Eval: f1(ksrt.Sin), D: []string{"(lmScale x0 (cos x0))"}, C: "sin($0)", Go: "Sin($0)", Pure: true},
+	{Name: "cos", Sig: sig(tF, tF), Eval: f1(ksrt.Cos), D: []string{"(lmScale x0 (neg (sin x0)))"}, C: "cos($0)", Go: "Cos($0)", Pure: true},
+	{Name: "tanh", Sig: sig(tF, tF), Eval: f1(ksrt.Tanh), D: []string{"(lmScale x0 (sub 1.0 (mul r r)))"}, C: "tanh($0)", Go: "Tanh($0)", Pure: true},
+	{Name: "sqrt", Sig: sig(tF, tF), Eval: f1(math.Sqrt), D: []string{"(lmScale x0 (div 0.5 r))"}, C: "sqrt($0)", Go: "math.Sqrt($0)", Pure: true},
+	{Name: "erf", Sig: sig(tF, tF), Eval: f1(ksrt.Erf), D: []string{"(lmScale x0 (mul 1.1283791670955126 (exp (neg (mul x0 x0)))))"}, C: "erf($0)", Go: "Erf($0)", Pure: true},
+	{Name: "lgamma", Sig: sig(tF, tF), Eval: f1(ksrt.Lgamma), D: []string{"(lmScale x0 (digamma x0))"}, C: "ks_lgamma($0)", Go: "Lgamma($0)", Pure: true},
+	{Name: "digamma", Sig: sig(tF, tF), Eval: f1(ksrt.Digamma), C: "ks_digamma($0)", Go: "Digamma($0)", Pure: true,
 		Doc: "the derivative of lgamma (not in Knossos' prelude, where programs edef it)"},
-	{Name: "cosh", Sig: sig(tF, tF), D: []string{"(lmScale x0 (mul 0.5 (sub (exp x0) (exp (neg x0)))))"}, C: "cosh($0)", Go: "Cosh($0)", Pure: true},
-	{Name: "abs", Sig: sig(tF, tF), D: []string{"(lmScale x0 (if (lt x0 0.0) -1.0 1.0))"}, C: "fabs($0)", Go: "math.Abs($0)", Pure: true},
-	{Name: "pow", Sig: sig(tF, tF, tI), D: []string{"(lmScale x0 (mul (to_float x1) (pow x0 (sub x1 1))))", ""}, C: "pow($0, (double)$1)", Go: "PowI($0, $1)", Pure: true},
-	{Name: "max", Sig: sig(tF, tF, tF), D: []string{"(lmScale x0 (if (lt x0 x1) 0.0 1.0))", "(lmScale x1 (if (lt x0 x1) 1.0 0.0))"}, C: "($0 < $1 ? $1 : $0)", Go: "Max($0, $1)", Pure: true,
+	{Name: "cosh", Sig: sig(tF, tF), Eval: f1(ksrt.Cosh), D: []string{"(lmScale x0 (mul 0.5 (sub (exp x0) (exp (neg x0)))))"}, C: "cosh($0)", Go: "Cosh($0)", Pure: true},
+	{Name: "abs", Sig: sig(tF, tF), Eval: f1(math.Abs), D: []string{"(lmScale x0 (if (lt x0 0.0) -1.0 1.0))"}, C: "fabs($0)", Go: "math.Abs($0)", Pure: true},
+	{Name: "pow", Sig: sig(tF, tF, tI), Eval: func(x []any) (any, error) { return ksrt.PowI(x[0].(float64), x[1].(int64)), nil }, D: []string{"(lmScale x0 (mul (to_float x1) (pow x0 (sub x1 1))))", ""}, C: "pow($0, (double)$1)", Go: "PowI($0, $1)", Pure: true},
+	{Name: "max", Sig: sig(tF, tF, tF), Eval: ff(ksrt.Max), D: []string{"(lmScale x0 (if (lt x0 x1) 0.0 1.0))", "(lmScale x1 (if (lt x0 x1) 1.0 0.0))"}, C: "($0 < $1 ? $1 : $0)", Go: "Max($0, $1)", Pure: true,
 		Doc: "the first argument unless the second is greater"},
-	{Name: "pi", Sig: sig(tF), D: []string{}, C: "KS_PI", Go: "math.Pi", Pure: true},
-	{Name: "$ranhashdoub", Sig: sig(tF, tI), C: "ks_ranhashdoub($0)", Go: "Ranhashdoub($0)", Pure: true},
+	{Name: "pi", Sig: sig(tF), Eval: func([]any) (any, error) { return math.Pi, nil }, D: []string{}, C: "KS_PI", Go: "math.Pi", Pure: true},
+	{Name: "$ranhashdoub", Sig: sig(tF, tI), Eval: func(x []any) (any, error) { return ksrt.Ranhashdoub(x[0].(int64)), nil }, C: "ks_ranhashdoub($0)", Go: "Ranhashdoub($0)", Pure: true},
 
 	// Prelude functions over vectors, defined in ks. Size mismatches and
 	// empty vectors are runtime errors at the call.

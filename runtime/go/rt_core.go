@@ -196,13 +196,26 @@ func Run(stdout, stderr io.Writer, main func(*Ctx)) int {
 
 // IDiv is integer division, truncating, as the C runtime's ks_idiv.
 func IDiv(pos string, a, b int64) int64 {
-	if b == 0 {
-		Fail(pos, "integer division by zero")
+	q, ok := Quo(a, b)
+	if !ok {
+		Fail(pos, DivByZero)
 	}
-	if b == -1 {
-		return -a // wraps for the most negative Integer
+	return q
+}
+
+// DivByZero is the runtime error of an Integer division by zero.
+const DivByZero = "integer division by zero"
+
+// Quo is Integer division: truncating, the most negative Integer over -1
+// wrapping to itself; ok is false for a division by zero.
+func Quo(a, b int64) (q int64, ok bool) {
+	switch b {
+	case 0:
+		return 0, false
+	case -1:
+		return -a, true // wraps for the most negative Integer
 	}
-	return a / b
+	return a / b, true
 }
 
 // And is `and`: both arguments are evaluated.
