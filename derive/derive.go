@@ -45,12 +45,11 @@ func Derive(prog *ir.Program, opts Options) error {
 		return fmt.Errorf("unknown reverse-mode strategy %q (want lm or bog)", opts.Rev)
 	}
 	d := &deriver{
-		opts:      opts,
-		prog:      prog,
-		ns:        prog.Names(),
-		templates: map[string]ir.Expr{},
-		prepared:  map[*ir.Func]*prepared{},
-		split:     map[*ir.Func]bool{},
+		opts:     opts,
+		prog:     prog,
+		ns:       prog.Names(),
+		prepared: map[*ir.Func]*prepared{},
+		split:    map[*ir.Func]bool{},
 	}
 	for {
 		n := len(prog.Funcs)
@@ -74,15 +73,14 @@ func Derive(prog *ir.Program, opts Options) error {
 }
 
 type deriver struct {
-	opts      Options
-	prog      *ir.Program
-	ns        *ir.Names
-	templates map[string]ir.Expr
-	prepared  map[*ir.Func]*prepared
-	errs      syntax.ErrorList
-	reported  map[string]bool
-	eff       lower.Effects
-	split     map[*ir.Func]bool // passes of split reverse mode, made by the optimiser
+	opts     Options
+	prog     *ir.Program
+	ns       *ir.Names
+	prepared map[*ir.Func]*prepared
+	errs     syntax.ErrorList
+	reported map[string]bool
+	eff      lower.Effects
+	split    map[*ir.Func]bool // passes of split reverse mode, made by the optimiser
 }
 
 // prepared is a function's body made ready for differentiation.
@@ -397,8 +395,7 @@ func (d *deriver) prepare(g *ir.Func) (*prepared, error) {
 	if pr, ok := d.prepared[g]; ok {
 		return pr, nil
 	}
-	var pl lower.Prelude
-	body, err := pl.InlinePrelude(ir.Copy(g.Body, ir.Pos{}))
+	body, err := lower.InlinePrelude(ir.Copy(g.Body, ir.Pos{}))
 	if err != nil {
 		return nil, err
 	}

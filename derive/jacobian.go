@@ -351,28 +351,10 @@ func (j *jac) rule(pr *ir.Prim, k int, parts []ir.Expr, vars []*ir.Var, p ir.Pos
 	return ir.Subst(ir.Copy(tmpl, p), subst)
 }
 
-// templateKey identifies a derivative rule instantiated at some types.
-func templateKey(pr *ir.Prim, k int, params []*ir.Var) string {
-	key := fmt.Sprintf("%p/%d", pr, k)
-	for _, v := range params {
-		key += "/" + v.T.String()
-	}
-	return key
-}
-
-// template type-checks a derivative rule at the given parameter types,
-// caching the result.
+// template type-checks a derivative rule at the given parameter types
+// (typecheck.Rule, shared: the caller copies it).
 func (d *deriver) template(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error) {
-	key := templateKey(pr, k, params)
-	if t, ok := d.templates[key]; ok {
-		return t, nil
-	}
-	t, err := typecheck.CheckExpr(fmt.Sprintf("<derivative of %s>", pr.Name), pr.D[k], params)
-	if err != nil {
-		return nil, err
-	}
-	d.templates[key] = t
-	return t, nil
+	return typecheck.Rule(pr, k, params)
 }
 
 // fold differentiates (fold (lam (t : Tuple A E) body) acc v) into lmFold:

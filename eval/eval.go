@@ -107,7 +107,7 @@ func Call(prog *ir.Program, f *ir.Func, args ...Value) (Value, error) {
 // run runs f on a new machine, turning the panics that stop evaluation
 // (*ksrt.Error, *Unsupported) into errors.
 func run(prog *ir.Program, w *bufio.Writer, f func(*machine) Value) (v Value, err error) {
-	m := &machine{out: w, prelude: map[*ir.Call]*ir.Func{}, defs: map[*ir.Prim]*ir.Func{},
+	m := &machine{out: w, prelude: map[*ir.Call]*ir.Func{},
 		fails: ir.MayFail(prog.Funcs, ir.Recursive(prog.Funcs))}
 	defer func() {
 		if r := recover(); r != nil {
@@ -132,7 +132,6 @@ type machine struct {
 	fails   ir.Failing
 	running *ir.Func              // the function whose body is being evaluated
 	prelude map[*ir.Call]*ir.Func // a prelude definition placed at each call
-	defs    map[*ir.Prim]*ir.Func // the type-checked prelude definitions
 }
 
 // An env binds local variables; the innermost binding of a name wins.
@@ -273,13 +272,9 @@ func (m *machine) preludeDef(c *ir.Call) *ir.Func {
 	if f := m.prelude[c]; f != nil {
 		return f
 	}
-	def := m.defs[c.Prim]
-	if def == nil {
-		d, err := typecheck.PreludeDef(c.Prim)
-		if err != nil {
-			panic(err) // the prelude is part of ksc and is tested
-		}
-		def, m.defs[c.Prim] = d, d
+	def, err := typecheck.PreludeDef(c.Prim)
+	if err != nil {
+		panic(err) // the prelude is part of ksc and is tested
 	}
 	f := *def
 	f.Body = ir.Copy(def.Body, c.P)

@@ -13,35 +13,24 @@ import (
 	"github.com/ksc-lang/ksc/types"
 )
 
-// A Prelude caches the type-checked definitions of prelude functions.
-type Prelude struct {
-	defs map[*ir.Prim]*ir.Func
-}
-
 // InlinePrelude replaces each call of a prelude function that has a ks
 // definition by that definition, its parameters bound to the arguments,
 // and so for the prelude functions that definition calls.
 // Every node of the inlined body gets the position of the call, so that a
 // runtime error inside it names the user's line, and its asserts get the
-// primitive's message.
-func (pl *Prelude) InlinePrelude(e ir.Expr) (ir.Expr, error) {
+// primitive's message. The definitions are the primitive table's, compiled
+// once (typecheck.PreludeDef).
+func InlinePrelude(e ir.Expr) (ir.Expr, error) {
 	var err error
 	out := ir.Map(e, func(e ir.Expr) ir.Expr {
 		c, ok := e.(*ir.Call)
 		if !ok || c.Prim == nil || c.Prim.Def == "" {
 			return e
 		}
-		if pl.defs == nil {
-			pl.defs = map[*ir.Prim]*ir.Func{}
-		}
-		def := pl.defs[c.Prim]
-		if def == nil {
-			d, derr := typecheck.PreludeDef(c.Prim)
-			if derr != nil {
-				err = derr
-				return e
-			}
-			def, pl.defs[c.Prim] = d, d
+		def, derr := typecheck.PreludeDef(c.Prim)
+		if derr != nil {
+			err = derr
+			return e
 		}
 		body := ir.Copy(def.Body, c.P)
 		if c.Prim.Fail != "" {
@@ -54,7 +43,7 @@ func (pl *Prelude) InlinePrelude(e ir.Expr) (ir.Expr, error) {
 		}
 		// A definition may call other prelude functions (max calls imax),
 		// whose asserts keep their own messages.
-		body, ierr := pl.InlinePrelude(body)
+		body, ierr := InlinePrelude(body)
 		if ierr != nil {
 			err = ierr
 			return e

@@ -27,8 +27,7 @@ func TestInlinePreludeNested(t *testing.T) {
 			body = fn.Body
 		}
 	}
-	var pl lower.Prelude
-	out, err := pl.InlinePrelude(body)
+	out, err := lower.InlinePrelude(body)
 	if err != nil {
 		t.Fatal(err)
 	}

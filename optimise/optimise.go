@@ -120,10 +120,9 @@ func checkFailed(where string, err error) error {
 // lower.InlinePrelude).
 func inlinePrelude(ctx *Context) error {
 	prog := ctx.Prog
-	var pl lower.Prelude
 	var err error
 	forEachBody(prog, func(f *ir.Func) {
-		body, ierr := pl.InlinePrelude(f.Body)
+		body, ierr := lower.InlinePrelude(f.Body)
 		if ierr != nil && err == nil {
 			err = ierr
 		}

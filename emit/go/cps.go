@@ -83,8 +83,6 @@ type cpsState struct {
 	duals  map[*ir.Func]string // dual versions requested (dual.go)
 	queue  []versionReq        // CPS and dual versions still to generate
 	bodies map[*ir.Func]ir.Expr
-	rules  map[string]ir.Expr // derivative rules, type-checked
-	pl     lower.Prelude
 }
 
 // cpsTarget returns the derivation of f if its body is generated here
@@ -307,7 +305,7 @@ func (e *emitter) cpsBody(f *ir.Func) ir.Expr {
 	if b, ok := e.cps.bodies[f]; ok {
 		return b
 	}
-	body, err := e.cps.pl.InlinePrelude(f.Body)
+	body, err := lower.InlinePrelude(f.Body)
 	if err != nil {
 		cpsErr(f.P, "%v", err)
 	}
@@ -635,19 +633,10 @@ func (g *fn) cpsPrim(e *ir.Call, sc scope, k func(dval)) {
 // i's tangent to the result's, a ks expression over x0, x1, ... and r),
 // type-checked at the given types.
 func (e *emitter) rule(pr *ir.Prim, i int, vars []*ir.Var, r *ir.Var, p syntax.Pos) ir.Expr {
-	params := append(append([]*ir.Var{}, vars...), r)
-	key := fmt.Sprintf("%p/%d", pr, i)
-	for _, v := range params {
-		key += "/" + v.T.String()
-	}
-	if x, ok := e.cps.rules[key]; ok {
-		return x
-	}
-	x, err := typecheck.CheckExpr(fmt.Sprintf("<derivative of %s>", pr.Name), pr.D[i], params)
+	x, err := typecheck.Rule(pr, i, append(append([]*ir.Var{}, vars...), r))
 	if err != nil {
 		cpsErr(p, "the derivative rule %q of %s does not check: %v", pr.D[i], pr, err)
 	}
-	e.cps.rules[key] = x
 	return x
 }
 

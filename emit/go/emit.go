@@ -105,7 +105,7 @@ func Emit(prog *ir.Program, opts Options) (src []byte, err error) {
 		usedNames: map[string]bool{},
 		templates: map[string][]tmplPart{},
 		cps: cpsState{prog: prog, names: map[*ir.Func]string{}, duals: map[*ir.Func]string{},
-			bodies: map[*ir.Func]ir.Expr{}, rules: map[string]ir.Expr{}},
+			bodies: map[*ir.Func]ir.Expr{}},
 	}
 	return e.program(prog)
 }
