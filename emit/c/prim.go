@@ -10,20 +10,6 @@ import (
 	"github.com/ksc-lang/ksc/types"
 )
 
-// Structural lists the primitives without a C spelling in the primitive
-// table that this backend generates code for itself.
-var Structural = map[string]bool{
-	"build": true, "sumbuild": true, "sum": true, "index": true, "size": true,
-	"fold": true, "map": true, "map2": true, "constVec": true, "deltaVec": true,
-	"delta": true, "Vec_init": true, "unzip": true, "buildFromSparse": true,
-	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
-	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
-	"$inline": true, "$copydown": true,
-	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true, "$foldrec": true,
-	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
-	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
-}
-
 // prim compiles a call of a primitive.
 func (f *fn) prim(e *ir.Call, sc *env) string {
 	p := e.Prim
@@ -36,304 +22,494 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 	if p.LM {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: the linear-map operation %s reached the C backend in %s", p.Name, f.f.FullName())})
 	}
-	// Lambdas stay as IR; the other parts are compiled in order.
-	parts := f.parts(e, sc)
-	at := func(i int) *types.Type { return partType(e, i) }
-	ps := pos(e.P)
-	switch p.Name {
-	case "$inline", "$copydown":
-		return parts[0]
-	case "size":
-		t := at(0)
-		v := f.atom(parts[0], t)
-		if t.Rank == 1 {
-			// The C compiler learns that the size is at most
-			// KS_MAX_COUNT (see "Sizes" in ksc_runtime.h).
-			f.line("ks_assume_size(%s.size, sizeof *%s.data);", v, v)
-			return v + ".size"
-		}
-		fields := make([]string, t.Rank)
-		for d := range fields {
-			fields[d] = fmt.Sprintf("%s.size[%d]", v, d)
-		}
-		return f.tupleLit(e.T, fields)
-	case "index":
-		t := at(1)
-		idx := f.atom(parts[0], at(0))
-		v := f.atom(parts[1], t)
-		return v + ".data[" + f.flatIndex(e, t.Rank, idx, v, ps) + "]"
-	case "build":
-		lam := e.Args[1].(*ir.Lam)
-		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
-		r, _ := f.newTensor(e.T, sizes, ps)
-		if f.parallel(e.T.Elem, lam, len(sizes)) {
-			f.parLoop(sizes[0], func(i string) {
-				x := f.apply(lam, i, sc)
-				f.line("%s.data[%s] = %s;", r, i, x)
-			})
-			return r
-		}
-		release := f.releaseAfter(e.T.Elem, lam.Body)
-		f.versioned(f.rank1Guard(lam, sizes, sc), func() {
-			f.loop(len(sizes), sizes, func(idx, flat string) {
-				x := f.apply(lam, idx, sc)
-				f.line("%s.data[%s] = %s;", r, flat, x)
-				f.release(release)
-			})
-		})
-		return r
-	case "sumbuild":
-		lam := e.Args[1].(*ir.Lam)
-		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
-		f.line("if (%s) ks_fail(ctx, %s, \"sumbuild over an empty range\");", emptyTest(sizes), ps)
-		if (e.T.Kind == types.Float || e.T.Kind == types.Integer) && f.parallel(e.T, lam, len(sizes)) {
-			// The addends are computed in parallel, then added in order.
-			terms, _ := f.newTensor(types.TensorOf(1, e.T), sizes, ps)
-			f.parLoop(sizes[0], func(i string) {
-				x := f.apply(lam, i, sc)
-				f.line("%s.data[%s] = %s;", terms, i, x)
-			})
-			return f.reduce(nil, e.T, sizes, ps, "", true, func(_, flat string) string { return terms + ".data[" + flat + "]" })
-		}
-		release := f.releaseAfter(e.T, lam.Body)
-		return f.reduce(f.rank1Guard(lam, sizes, sc), e.T, sizes, ps, release, !hasLoop(lam.Body), func(idx, flat string) string { return f.apply(lam, idx, sc) })
-	case "sum":
-		t := at(0)
-		v := f.atom(parts[0], t)
-		n := f.temp(count(v, t.Rank), types.IntegerType)
-		f.line("if (%s <= 0) ks_fail(ctx, %s, \"sum of an empty tensor\");", n, ps)
-		return f.reduce(nil, e.T, []string{n}, ps, "", true, func(idx, flat string) string { return v + ".data[" + flat + "]" })
-	case "fold":
-		lam := e.Args[0].(*ir.Lam)
-		acc := f.fresh("acc")
-		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
-		v := f.atom(parts[2], at(2))
-		release := f.releaseAfter(e.T, lam.Body)
-		sr := f.beginStateRelease(e.T, lam.Body)
-		f.loop(1, []string{v + ".size"}, func(idx, flat string) {
-			f.iterStart(sr)
-			x := f.applyTuple(lam, []string{acc, v + ".data[" + flat + "]"}, sc)
-			f.iterEnd(sr, acc, x, e.T)
-			f.release(release)
-		})
-		return acc
-	case "map":
-		lam := e.Args[0].(*ir.Lam)
-		t := at(1)
-		v := f.atom(parts[1], t)
-		r, _ := f.newTensor(e.T, sizesOf(v, t.Rank), ps)
-		release := f.releaseAfter(e.T.Elem, lam.Body)
-		f.loop(1, []string{count(v, t.Rank)}, func(idx, flat string) {
-			x := f.apply(lam, v+".data["+flat+"]", sc)
-			f.line("%s.data[%s] = %s;", r, flat, x)
-			f.release(release)
-		})
-		return r
-	case "map2":
-		lam := e.Args[0].(*ir.Lam)
-		t1, t2 := at(1), at(2)
-		a, b := f.atom(parts[1], t1), f.atom(parts[2], t2)
-		for d, s := range sizesOf(a, t1.Rank) {
-			f.line("ks_check_same_size(ctx, %s, %s, %s);", ps, s, sizesOf(b, t2.Rank)[d])
-		}
-		r, _ := f.newTensor(e.T, sizesOf(a, t1.Rank), ps)
-		release := f.releaseAfter(e.T.Elem, lam.Body)
-		f.loop(1, []string{count(a, t1.Rank)}, func(idx, flat string) {
-			x := f.applyTuple(lam, []string{a + ".data[" + flat + "]", b + ".data[" + flat + "]"}, sc)
-			f.line("%s.data[%s] = %s;", r, flat, x)
-			f.release(release)
-		})
-		return r
-	case "constVec":
-		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
-		x := f.atom(parts[1], at(1))
-		r, n := f.newTensor(e.T, sizes, ps)
-		f.loop(1, []string{n}, func(idx, flat string) { f.line("%s.data[%s] = %s;", r, flat, x) })
-		return r
-	case "deltaVec":
-		sizes := f.sizes(f.atom(parts[0], at(0)), at(0))
-		idx := f.atom(parts[1], at(1))
-		x := f.atom(parts[2], at(2))
-		z := f.temp(f.e.helper("zerolike", at(2))+"(ctx, "+x+")", at(2))
-		r, n := f.newTensor(e.T, sizes, ps)
-		f.loop(1, []string{n}, func(_, flat string) { f.line("%s.data[%s] = %s;", r, flat, z) })
-		f.line("if (%s) %s.data[%s] = %s;", inRange(idx, sizes, at(1)), r, flatOf(idx, sizes, at(1)), x)
-		return r
-	case "delta":
-		i, j := f.atom(parts[0], at(0)), f.atom(parts[1], at(1))
-		x := f.atom(parts[2], at(2))
-		r := f.fresh("")
-		f.line("%s %s = %s;", f.e.ctype(e.T), r, x)
-		f.line("if (!%s(%s, %s)) %s = %s(ctx, %s);", f.e.helper("eq", at(0)), i, j, r, f.e.helper("zerolike", at(2)), x)
-		return r
-	case "Vec_init":
-		r, _ := f.newTensor(e.T, []string{strconv.Itoa(len(parts))}, ps)
-		for i, x := range parts {
-			f.line("%s.data[%d] = %s;", r, i, x)
-		}
-		return r
-	case "unzip":
-		t := at(0)
-		v := f.atom(parts[0], t)
-		var fields []string
-		for k, et := range e.T.Elems {
-			r, _ := f.newTensor(et, sizesOf(v, t.Rank), ps)
-			f.loop(1, []string{count(v, t.Rank)}, func(_, flat string) {
-				f.line("%s.data[%s] = %s.data[%s].f%d;", r, flat, v, flat, k)
-			})
-			fields = append(fields, r)
-		}
-		return f.tupleLit(e.T, fields)
-	case "buildFromSparse":
-		lam := e.Args[2].(*ir.Lam)
-		r := f.temp(f.e.helper("zeros", e.T)+"(ctx, "+ps+", "+parts[0]+")", e.T)
-		n := f.atom(parts[1], at(1))
-		pair := lam.Body.Type()
-		idxT, valT := pair.Elems[0], pair.Elems[1]
-		f.loop(1, []string{n}, func(i, _ string) {
-			x := f.atom(f.apply(lam, i, sc), pair)
-			idx := f.atom(x+".f0", idxT)
-			sizes := sizesOf(r, e.T.Rank)
-			f.line("%s;", f.checkIndex(idx, idxT, r, sizes, ps))
-			slot := r + ".data[" + flatOf(idx, sizes, idxT) + "]"
-			f.addTo(slot, x+".f1", valT, ps)
-		})
-		return r
-	case "ts_add":
-		return f.temp(f.e.helper("tsadd", at(0))+"(ctx, "+ps+", "+parts[0]+", "+parts[1]+")", e.T)
-	case "ts_scale":
-		return f.temp(f.e.helper("tsscale", at(1))+"(ctx, "+parts[0]+", "+parts[1]+")", e.T)
-	case "ts_dot":
-		return f.temp(f.e.helper("tsdot", at(0))+"(ctx, "+ps+", "+parts[0]+", "+parts[1]+")", e.T)
-	case "ts_neg":
-		return f.temp(f.e.helper("tsneg", at(0))+"(ctx, "+parts[0]+")", e.T)
-	case "eq":
-		return f.temp(f.e.helper("eq", at(0))+"("+parts[0]+", "+parts[1]+")", e.T)
-	case "ne":
-		return f.temp("!"+f.e.helper("eq", at(0))+"("+parts[0]+", "+parts[1]+")", e.T)
-	case "print":
-		for i, x := range parts {
-			f.line("%s(%s);", f.e.helper("print", at(i)), x)
-		}
-		return strconv.Itoa(len(parts) - 1)
-	case "$trace":
-		x := f.atom(parts[0], at(0))
-		f.line("fputs(\"Trace[\", stdout);")
-		f.line("%s(%s);", f.e.helper("print", at(0)), x)
-		f.line("fputs(\"]\\n\", stdout);")
-		return x
-	case "$check":
-		return f.check(e, parts, sc)
-	case "$inl":
-		return "((" + f.e.ctype(e.T) + "){.isl = true, .u.l = " + parts[0] + "})"
-	case "$inr":
-		return "((" + f.e.ctype(e.T) + "){.isl = false, .u.r = " + parts[1] + "})"
-	case "$isl":
-		return paren(parts[0]) + ".isl"
-	case "$outl":
-		return paren(parts[0]) + ".u.l"
-	case "$outr":
-		return paren(parts[0]) + ".u.r"
-	case "$wrap":
-		r := f.fresh("")
-		f.line("%s %s = ks_alloc(ctx, sizeof *%s);", f.e.ctype(e.T), r, r)
-		f.line("%s->v = %s;", r, parts[0])
-		return r
-	case "$unwrap":
-		return f.atom(parts[0], at(0)) + "->v"
-	case "$dup":
-		x := f.atom(parts[0], at(0))
-		return f.tupleLit(e.T, []string{x, x})
-	case "$elim":
-		return f.tupleLit(e.T, nil)
-	case "$shape":
-		return f.temp(f.e.helper("shapeof", at(0))+"(ctx, "+parts[0]+")", e.T)
-	case "$zerosOfShape":
-		return f.temp(f.e.helper("zeros", e.T)+"(ctx, "+ps+", "+parts[0]+")", e.T)
-	case "ts_zero":
-		return f.temp(f.e.helper("zerotan", at(0))+"(ctx, "+parts[0]+")", e.T)
-	case "$addTo":
-		// In place: the accumulator is not used again, so its memory is reused.
-		r := f.temp(parts[0], e.T)
-		f.addTo(r, parts[1], e.T, ps)
-		return r
-	case "$addAt":
-		t := at(0)
-		r := f.temp(parts[0], e.T)
-		idx := f.atom(parts[1], at(1))
-		x := f.atom(parts[2], at(2))
-		slot := r + ".data[" + f.flatIndex(e, t.Rank, idx, r, ps) + "]"
-		f.addTo(slot, x, t.Elem, ps)
-		return r
-	case "$setAt":
-		t := at(0)
-		r := f.temp(parts[0], e.T)
-		idx := f.atom(parts[1], at(1))
-		x := f.atom(parts[2], at(2))
-		slot := r + ".data[" + f.flatIndex(e, t.Rank, idx, r, ps) + "]"
-		if chk := escapeCheck(slot, x, t.Elem); chk != "" {
-			f.line("%s", chk)
-		}
-		f.line("%s = %s;", slot, x)
-		return r
-	case "$ifold", "$ifoldr":
-		lam := e.Args[2].(*ir.Lam)
-		n := f.atom(parts[0], at(0))
-		acc := f.fresh("acc")
-		f.line("%s %s = %s;", f.e.ctype(e.T), acc, parts[1])
-		release := f.releaseAfter(e.T, lam.Body)
-		sr := f.beginStateRelease(e.T, lam.Body)
-		f.versioned(f.guardFor(lam, n, acc, sc), func() {
-			i := f.fresh("i")
-			f.loopIndex(i, n)
-			if p.Name == "$ifold" {
-				f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
-			} else {
-				f.line("for (int64_t %s = %s - 1; %s >= 0; %s--) {", i, n, i, i)
-			}
-			f.indent++
-			f.depth++
-			f.iterStart(sr)
-			x := f.applyTuple(lam, []string{acc, i}, sc)
-			f.iterEnd(sr, acc, x, e.T)
-			f.release(release)
-			f.depth--
-			f.indent--
-			f.line("}")
-		})
-		return acc
-	case "$foldtape", "$foldrec":
-		// n + 1 accumulators: before each step, and the fold's value;
-		// for $foldrec, beside them what each step records.
-		rec := p.Name == "$foldrec"
-		lam := e.Args[0].(*ir.Lam)
-		v := f.atom(parts[2], at(2))
-		acc := f.fresh("acc")
-		f.line("%s %s = %s;", f.e.ctype(at(1)), acc, parts[1])
-		tt, q := e.T, ""
-		if rec {
-			tt = e.T.Elems[0]
-			q, _ = f.newTensor(e.T.Elems[1], []string{v + ".size"}, ps)
-		}
-		r, _ := f.newTensor(tt, []string{v + ".size + 1"}, ps)
-		f.loop(1, []string{v + ".size"}, func(_, i string) {
-			f.line("%s.data[%s] = %s;", r, i, acc)
-			x := f.applyTuple(lam, []string{acc, v + ".data[" + i + "]"}, sc)
-			if !rec {
-				f.line("%s = %s;", acc, x)
-				return
-			}
-			x = f.atom(x, lam.Body.Type())
-			f.line("%s = %s.f0;", acc, x)
-			f.line("%s.data[%s] = %s.f1;", q, i, x)
-		})
-		f.line("%s.data[%s.size] = %s;", r, v, acc)
-		if rec {
-			return f.tupleLit(e.T, []string{r, q})
-		}
-		return r
+	c := &primCall{e: e, parts: f.parts(e, sc), sc: sc, ps: pos(e.P)}
+	if code := structural[p.Name]; code != nil {
+		return code(f, c)
 	}
 	panic(&syntax.Error{Pos: e.P, Msg: "internal: the C backend has no code for primitive " + p.Name})
+}
+
+// A primCall is a call of a primitive the table gives no C spelling, as
+// this backend compiles it: the call, its argument parts compiled in
+// order (lambdas stay IR, as ""), its scope and its position as a C
+// string literal.
+type primCall struct {
+	e     *ir.Call
+	parts []string
+	sc    *env
+	ps    string
+}
+
+// at returns the type of argument part i.
+func (c *primCall) at(i int) *types.Type { return partType(c.e, i) }
+
+// structural is this backend's code for each primitive the table gives
+// no C spelling (and no ks definition): a row of the primitive table
+// dispatches here by its name. TestPrimTable checks that every
+// such row has its entry.
+var structural map[string]func(*fn, *primCall) string
+
+func init() {
+	structural = map[string]func(*fn, *primCall) string{
+		"$inline":         (*fn).primInline,
+		"$copydown":       (*fn).primInline,
+		"size":            (*fn).primSize,
+		"index":           (*fn).primIndex,
+		"build":           (*fn).primBuild,
+		"sumbuild":        (*fn).primSumbuild,
+		"sum":             (*fn).primSum,
+		"fold":            (*fn).primFold,
+		"map":             (*fn).primMap,
+		"map2":            (*fn).primMap2,
+		"constVec":        (*fn).primConstVec,
+		"deltaVec":        (*fn).primDeltaVec,
+		"delta":           (*fn).primDelta,
+		"Vec_init":        (*fn).primVecInit,
+		"unzip":           (*fn).primUnzip,
+		"buildFromSparse": (*fn).primBuildFromSparse,
+		"ts_add":          (*fn).primTsAdd,
+		"ts_scale":        (*fn).primTsScale,
+		"ts_dot":          (*fn).primTsDot,
+		"ts_neg":          (*fn).primTsNeg,
+		"eq":              (*fn).primEq,
+		"ne":              (*fn).primNe,
+		"print":           (*fn).primPrint,
+		"$trace":          (*fn).primTrace,
+		"$check":          (*fn).primCheck,
+		"$inl":            (*fn).primInl,
+		"$inr":            (*fn).primInr,
+		"$isl":            (*fn).primIsl,
+		"$outl":           (*fn).primOutl,
+		"$outr":           (*fn).primOutr,
+		"$wrap":           (*fn).primWrap,
+		"$unwrap":         (*fn).primUnwrap,
+		"$dup":            (*fn).primDup,
+		"$elim":           (*fn).primElim,
+		"$shape":          (*fn).primShape,
+		"$zerosOfShape":   (*fn).primZerosOfShape,
+		"ts_zero":         (*fn).primTsZero,
+		"$addTo":          (*fn).primAddTo,
+		"$addAt":          (*fn).primAddAt,
+		"$setAt":          (*fn).primSetAt,
+		"$ifold":          (*fn).primIfold,
+		"$ifoldr":         (*fn).primIfold,
+		"$foldtape":       (*fn).primFoldtape,
+		"$foldrec":        (*fn).primFoldtape,
+	}
+}
+
+// primInline compiles $inline and $copydown.
+func (f *fn) primInline(c *primCall) string {
+	return c.parts[0]
+}
+
+// primSize compiles size.
+func (f *fn) primSize(c *primCall) string {
+	t := c.at(0)
+	v := f.atom(c.parts[0], t)
+	if t.Rank == 1 {
+		// The C compiler learns that the size is at most
+		// KS_MAX_COUNT (see "Sizes" in ksc_runtime.h).
+		f.line("ks_assume_size(%s.size, sizeof *%s.data);", v, v)
+		return v + ".size"
+	}
+	fields := make([]string, t.Rank)
+	for d := range fields {
+		fields[d] = fmt.Sprintf("%s.size[%d]", v, d)
+	}
+	return f.tupleLit(c.e.T, fields)
+}
+
+// primIndex compiles index.
+func (f *fn) primIndex(c *primCall) string {
+	t := c.at(1)
+	idx := f.atom(c.parts[0], c.at(0))
+	v := f.atom(c.parts[1], t)
+	return v + ".data[" + f.flatIndex(c.e, t.Rank, idx, v, c.ps) + "]"
+}
+
+// primBuild compiles build.
+func (f *fn) primBuild(c *primCall) string {
+	lam := c.e.Args[1].(*ir.Lam)
+	sizes := f.sizes(f.atom(c.parts[0], c.at(0)), c.at(0))
+	r, _ := f.newTensor(c.e.T, sizes, c.ps)
+	if f.parallel(c.e.T.Elem, lam, len(sizes)) {
+		f.parLoop(sizes[0], func(i string) {
+			x := f.apply(lam, i, c.sc)
+			f.line("%s.data[%s] = %s;", r, i, x)
+		})
+		return r
+	}
+	release := f.releaseAfter(c.e.T.Elem, lam.Body)
+	f.versioned(f.rank1Guard(lam, sizes, c.sc), func() {
+		f.loop(len(sizes), sizes, func(idx, flat string) {
+			x := f.apply(lam, idx, c.sc)
+			f.line("%s.data[%s] = %s;", r, flat, x)
+			f.release(release)
+		})
+	})
+	return r
+}
+
+// primSumbuild compiles sumbuild.
+func (f *fn) primSumbuild(c *primCall) string {
+	lam := c.e.Args[1].(*ir.Lam)
+	sizes := f.sizes(f.atom(c.parts[0], c.at(0)), c.at(0))
+	f.line("if (%s) ks_fail(ctx, %s, \"sumbuild over an empty range\");", emptyTest(sizes), c.ps)
+	if (c.e.T.Kind == types.Float || c.e.T.Kind == types.Integer) && f.parallel(c.e.T, lam, len(sizes)) {
+		// The addends are computed in parallel, then added in order.
+		terms, _ := f.newTensor(types.TensorOf(1, c.e.T), sizes, c.ps)
+		f.parLoop(sizes[0], func(i string) {
+			x := f.apply(lam, i, c.sc)
+			f.line("%s.data[%s] = %s;", terms, i, x)
+		})
+		return f.reduce(nil, c.e.T, sizes, c.ps, "", true, func(_, flat string) string { return terms + ".data[" + flat + "]" })
+	}
+	release := f.releaseAfter(c.e.T, lam.Body)
+	return f.reduce(f.rank1Guard(lam, sizes, c.sc), c.e.T, sizes, c.ps, release, !hasLoop(lam.Body), func(idx, flat string) string { return f.apply(lam, idx, c.sc) })
+}
+
+// primSum compiles sum.
+func (f *fn) primSum(c *primCall) string {
+	t := c.at(0)
+	v := f.atom(c.parts[0], t)
+	n := f.temp(count(v, t.Rank), types.IntegerType)
+	f.line("if (%s <= 0) ks_fail(ctx, %s, \"sum of an empty tensor\");", n, c.ps)
+	return f.reduce(nil, c.e.T, []string{n}, c.ps, "", true, func(idx, flat string) string { return v + ".data[" + flat + "]" })
+}
+
+// primFold compiles fold.
+func (f *fn) primFold(c *primCall) string {
+	lam := c.e.Args[0].(*ir.Lam)
+	acc := f.fresh("acc")
+	f.line("%s %s = %s;", f.e.ctype(c.e.T), acc, c.parts[1])
+	v := f.atom(c.parts[2], c.at(2))
+	release := f.releaseAfter(c.e.T, lam.Body)
+	sr := f.beginStateRelease(c.e.T, lam.Body)
+	f.loop(1, []string{v + ".size"}, func(idx, flat string) {
+		f.iterStart(sr)
+		x := f.applyTuple(lam, []string{acc, v + ".data[" + flat + "]"}, c.sc)
+		f.iterEnd(sr, acc, x, c.e.T)
+		f.release(release)
+	})
+	return acc
+}
+
+// primMap compiles map.
+func (f *fn) primMap(c *primCall) string {
+	lam := c.e.Args[0].(*ir.Lam)
+	t := c.at(1)
+	v := f.atom(c.parts[1], t)
+	r, _ := f.newTensor(c.e.T, sizesOf(v, t.Rank), c.ps)
+	release := f.releaseAfter(c.e.T.Elem, lam.Body)
+	f.loop(1, []string{count(v, t.Rank)}, func(idx, flat string) {
+		x := f.apply(lam, v+".data["+flat+"]", c.sc)
+		f.line("%s.data[%s] = %s;", r, flat, x)
+		f.release(release)
+	})
+	return r
+}
+
+// primMap2 compiles map2.
+func (f *fn) primMap2(c *primCall) string {
+	lam := c.e.Args[0].(*ir.Lam)
+	t1, t2 := c.at(1), c.at(2)
+	a, b := f.atom(c.parts[1], t1), f.atom(c.parts[2], t2)
+	for d, s := range sizesOf(a, t1.Rank) {
+		f.line("ks_check_same_size(ctx, %s, %s, %s);", c.ps, s, sizesOf(b, t2.Rank)[d])
+	}
+	r, _ := f.newTensor(c.e.T, sizesOf(a, t1.Rank), c.ps)
+	release := f.releaseAfter(c.e.T.Elem, lam.Body)
+	f.loop(1, []string{count(a, t1.Rank)}, func(idx, flat string) {
+		x := f.applyTuple(lam, []string{a + ".data[" + flat + "]", b + ".data[" + flat + "]"}, c.sc)
+		f.line("%s.data[%s] = %s;", r, flat, x)
+		f.release(release)
+	})
+	return r
+}
+
+// primConstVec compiles constVec.
+func (f *fn) primConstVec(c *primCall) string {
+	sizes := f.sizes(f.atom(c.parts[0], c.at(0)), c.at(0))
+	x := f.atom(c.parts[1], c.at(1))
+	r, n := f.newTensor(c.e.T, sizes, c.ps)
+	f.loop(1, []string{n}, func(idx, flat string) { f.line("%s.data[%s] = %s;", r, flat, x) })
+	return r
+}
+
+// primDeltaVec compiles deltaVec.
+func (f *fn) primDeltaVec(c *primCall) string {
+	sizes := f.sizes(f.atom(c.parts[0], c.at(0)), c.at(0))
+	idx := f.atom(c.parts[1], c.at(1))
+	x := f.atom(c.parts[2], c.at(2))
+	z := f.temp(f.e.helper("zerolike", c.at(2))+"(ctx, "+x+")", c.at(2))
+	r, n := f.newTensor(c.e.T, sizes, c.ps)
+	f.loop(1, []string{n}, func(_, flat string) { f.line("%s.data[%s] = %s;", r, flat, z) })
+	f.line("if (%s) %s.data[%s] = %s;", inRange(idx, sizes, c.at(1)), r, flatOf(idx, sizes, c.at(1)), x)
+	return r
+}
+
+// primDelta compiles delta.
+func (f *fn) primDelta(c *primCall) string {
+	i, j := f.atom(c.parts[0], c.at(0)), f.atom(c.parts[1], c.at(1))
+	x := f.atom(c.parts[2], c.at(2))
+	r := f.fresh("")
+	f.line("%s %s = %s;", f.e.ctype(c.e.T), r, x)
+	f.line("if (!%s(%s, %s)) %s = %s(ctx, %s);", f.e.helper("eq", c.at(0)), i, j, r, f.e.helper("zerolike", c.at(2)), x)
+	return r
+}
+
+// primVecInit compiles Vec_init.
+func (f *fn) primVecInit(c *primCall) string {
+	r, _ := f.newTensor(c.e.T, []string{strconv.Itoa(len(c.parts))}, c.ps)
+	for i, x := range c.parts {
+		f.line("%s.data[%d] = %s;", r, i, x)
+	}
+	return r
+}
+
+// primUnzip compiles unzip.
+func (f *fn) primUnzip(c *primCall) string {
+	t := c.at(0)
+	v := f.atom(c.parts[0], t)
+	var fields []string
+	for k, et := range c.e.T.Elems {
+		r, _ := f.newTensor(et, sizesOf(v, t.Rank), c.ps)
+		f.loop(1, []string{count(v, t.Rank)}, func(_, flat string) {
+			f.line("%s.data[%s] = %s.data[%s].f%d;", r, flat, v, flat, k)
+		})
+		fields = append(fields, r)
+	}
+	return f.tupleLit(c.e.T, fields)
+}
+
+// primBuildFromSparse compiles buildFromSparse.
+func (f *fn) primBuildFromSparse(c *primCall) string {
+	lam := c.e.Args[2].(*ir.Lam)
+	r := f.temp(f.e.helper("zeros", c.e.T)+"(ctx, "+c.ps+", "+c.parts[0]+")", c.e.T)
+	n := f.atom(c.parts[1], c.at(1))
+	pair := lam.Body.Type()
+	idxT, valT := pair.Elems[0], pair.Elems[1]
+	f.loop(1, []string{n}, func(i, _ string) {
+		x := f.atom(f.apply(lam, i, c.sc), pair)
+		idx := f.atom(x+".f0", idxT)
+		sizes := sizesOf(r, c.e.T.Rank)
+		f.line("%s;", f.checkIndex(idx, idxT, r, sizes, c.ps))
+		slot := r + ".data[" + flatOf(idx, sizes, idxT) + "]"
+		f.addTo(slot, x+".f1", valT, c.ps)
+	})
+	return r
+}
+
+// primTsAdd compiles ts_add.
+func (f *fn) primTsAdd(c *primCall) string {
+	return f.temp(f.e.helper("tsadd", c.at(0))+"(ctx, "+c.ps+", "+c.parts[0]+", "+c.parts[1]+")", c.e.T)
+}
+
+// primTsScale compiles ts_scale.
+func (f *fn) primTsScale(c *primCall) string {
+	return f.temp(f.e.helper("tsscale", c.at(1))+"(ctx, "+c.parts[0]+", "+c.parts[1]+")", c.e.T)
+}
+
+// primTsDot compiles ts_dot.
+func (f *fn) primTsDot(c *primCall) string {
+	return f.temp(f.e.helper("tsdot", c.at(0))+"(ctx, "+c.ps+", "+c.parts[0]+", "+c.parts[1]+")", c.e.T)
+}
+
+// primTsNeg compiles ts_neg.
+func (f *fn) primTsNeg(c *primCall) string {
+	return f.temp(f.e.helper("tsneg", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+}
+
+// primEq compiles eq.
+func (f *fn) primEq(c *primCall) string {
+	return f.temp(f.e.helper("eq", c.at(0))+"("+c.parts[0]+", "+c.parts[1]+")", c.e.T)
+}
+
+// primNe compiles ne.
+func (f *fn) primNe(c *primCall) string {
+	return f.temp("!"+f.e.helper("eq", c.at(0))+"("+c.parts[0]+", "+c.parts[1]+")", c.e.T)
+}
+
+// primPrint compiles print.
+func (f *fn) primPrint(c *primCall) string {
+	for i, x := range c.parts {
+		f.line("%s(%s);", f.e.helper("print", c.at(i)), x)
+	}
+	return strconv.Itoa(len(c.parts) - 1)
+}
+
+// primTrace compiles $trace.
+func (f *fn) primTrace(c *primCall) string {
+	x := f.atom(c.parts[0], c.at(0))
+	f.line("fputs(\"Trace[\", stdout);")
+	f.line("%s(%s);", f.e.helper("print", c.at(0)), x)
+	f.line("fputs(\"]\\n\", stdout);")
+	return x
+}
+
+// primCheck compiles $check.
+func (f *fn) primCheck(c *primCall) string {
+	return f.check(c.e, c.parts, c.sc)
+}
+
+// primInl compiles $inl.
+func (f *fn) primInl(c *primCall) string {
+	return "((" + f.e.ctype(c.e.T) + "){.isl = true, .u.l = " + c.parts[0] + "})"
+}
+
+// primInr compiles $inr.
+func (f *fn) primInr(c *primCall) string {
+	return "((" + f.e.ctype(c.e.T) + "){.isl = false, .u.r = " + c.parts[1] + "})"
+}
+
+// primIsl compiles $isl.
+func (f *fn) primIsl(c *primCall) string {
+	return paren(c.parts[0]) + ".isl"
+}
+
+// primOutl compiles $outl.
+func (f *fn) primOutl(c *primCall) string {
+	return paren(c.parts[0]) + ".u.l"
+}
+
+// primOutr compiles $outr.
+func (f *fn) primOutr(c *primCall) string {
+	return paren(c.parts[0]) + ".u.r"
+}
+
+// primWrap compiles $wrap.
+func (f *fn) primWrap(c *primCall) string {
+	r := f.fresh("")
+	f.line("%s %s = ks_alloc(ctx, sizeof *%s);", f.e.ctype(c.e.T), r, r)
+	f.line("%s->v = %s;", r, c.parts[0])
+	return r
+}
+
+// primUnwrap compiles $unwrap.
+func (f *fn) primUnwrap(c *primCall) string {
+	return f.atom(c.parts[0], c.at(0)) + "->v"
+}
+
+// primDup compiles $dup.
+func (f *fn) primDup(c *primCall) string {
+	x := f.atom(c.parts[0], c.at(0))
+	return f.tupleLit(c.e.T, []string{x, x})
+}
+
+// primElim compiles $elim.
+func (f *fn) primElim(c *primCall) string {
+	return f.tupleLit(c.e.T, nil)
+}
+
+// primShape compiles $shape.
+func (f *fn) primShape(c *primCall) string {
+	return f.temp(f.e.helper("shapeof", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+}
+
+// primZerosOfShape compiles $zerosOfShape.
+func (f *fn) primZerosOfShape(c *primCall) string {
+	return f.temp(f.e.helper("zeros", c.e.T)+"(ctx, "+c.ps+", "+c.parts[0]+")", c.e.T)
+}
+
+// primTsZero compiles ts_zero.
+func (f *fn) primTsZero(c *primCall) string {
+	return f.temp(f.e.helper("zerotan", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+}
+
+// primAddTo compiles $addTo.
+func (f *fn) primAddTo(c *primCall) string {
+	// In place: the accumulator is not used again, so its memory is reused.
+	r := f.temp(c.parts[0], c.e.T)
+	f.addTo(r, c.parts[1], c.e.T, c.ps)
+	return r
+}
+
+// primAddAt compiles $addAt.
+func (f *fn) primAddAt(c *primCall) string {
+	t := c.at(0)
+	r := f.temp(c.parts[0], c.e.T)
+	idx := f.atom(c.parts[1], c.at(1))
+	x := f.atom(c.parts[2], c.at(2))
+	slot := r + ".data[" + f.flatIndex(c.e, t.Rank, idx, r, c.ps) + "]"
+	f.addTo(slot, x, t.Elem, c.ps)
+	return r
+}
+
+// primSetAt compiles $setAt.
+func (f *fn) primSetAt(c *primCall) string {
+	t := c.at(0)
+	r := f.temp(c.parts[0], c.e.T)
+	idx := f.atom(c.parts[1], c.at(1))
+	x := f.atom(c.parts[2], c.at(2))
+	slot := r + ".data[" + f.flatIndex(c.e, t.Rank, idx, r, c.ps) + "]"
+	if chk := escapeCheck(slot, x, t.Elem); chk != "" {
+		f.line("%s", chk)
+	}
+	f.line("%s = %s;", slot, x)
+	return r
+}
+
+// primIfold compiles $ifold and $ifoldr.
+func (f *fn) primIfold(c *primCall) string {
+	lam := c.e.Args[2].(*ir.Lam)
+	n := f.atom(c.parts[0], c.at(0))
+	acc := f.fresh("acc")
+	f.line("%s %s = %s;", f.e.ctype(c.e.T), acc, c.parts[1])
+	release := f.releaseAfter(c.e.T, lam.Body)
+	sr := f.beginStateRelease(c.e.T, lam.Body)
+	f.versioned(f.guardFor(lam, n, acc, c.sc), func() {
+		i := f.fresh("i")
+		f.loopIndex(i, n)
+		if c.e.Prim.Name == "$ifold" {
+			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
+		} else {
+			f.line("for (int64_t %s = %s - 1; %s >= 0; %s--) {", i, n, i, i)
+		}
+		f.indent++
+		f.depth++
+		f.iterStart(sr)
+		x := f.applyTuple(lam, []string{acc, i}, c.sc)
+		f.iterEnd(sr, acc, x, c.e.T)
+		f.release(release)
+		f.depth--
+		f.indent--
+		f.line("}")
+	})
+	return acc
+}
+
+// primFoldtape compiles $foldtape and $foldrec.
+func (f *fn) primFoldtape(c *primCall) string {
+	// n + 1 accumulators: before each step, and the fold's value;
+	// for $foldrec, beside them what each step records.
+	rec := c.e.Prim.Name == "$foldrec"
+	lam := c.e.Args[0].(*ir.Lam)
+	v := f.atom(c.parts[2], c.at(2))
+	acc := f.fresh("acc")
+	f.line("%s %s = %s;", f.e.ctype(c.at(1)), acc, c.parts[1])
+	tt, q := c.e.T, ""
+	if rec {
+		tt = c.e.T.Elems[0]
+		q, _ = f.newTensor(c.e.T.Elems[1], []string{v + ".size"}, c.ps)
+	}
+	r, _ := f.newTensor(tt, []string{v + ".size + 1"}, c.ps)
+	f.loop(1, []string{v + ".size"}, func(_, i string) {
+		f.line("%s.data[%s] = %s;", r, i, acc)
+		x := f.applyTuple(lam, []string{acc, v + ".data[" + i + "]"}, c.sc)
+		if !rec {
+			f.line("%s = %s;", acc, x)
+			return
+		}
+		x = f.atom(x, lam.Body.Type())
+		f.line("%s = %s.f0;", acc, x)
+		f.line("%s.data[%s] = %s.f1;", q, i, x)
+	})
+	f.line("%s.data[%s.size] = %s;", r, v, acc)
+	if rec {
+		return f.tupleLit(c.e.T, []string{r, q})
+	}
+	return r
 }
 
 // parts compiles the argument parts of a primitive call, leaving lambdas

@@ -11,20 +11,6 @@ import (
 	"github.com/ksc-lang/ksc/types"
 )
 
-// Structural lists the primitives without a Go spelling in the primitive
-// table that this backend generates code for itself.
-var Structural = map[string]bool{
-	"build": true, "sumbuild": true, "sum": true, "index": true, "size": true,
-	"fold": true, "map": true, "map2": true, "constVec": true, "deltaVec": true,
-	"delta": true, "Vec_init": true, "unzip": true, "buildFromSparse": true,
-	"ts_add": true, "ts_scale": true, "ts_dot": true, "ts_neg": true,
-	"eq": true, "ne": true, "print": true, "$trace": true, "$check": true,
-	"$inline": true, "$copydown": true,
-	"ts_zero": true, "$addTo": true, "$addAt": true, "$setAt": true, "$ifold": true, "$ifoldr": true, "$foldtape": true, "$foldrec": true,
-	"$inl": true, "$inr": true, "$isl": true, "$outl": true, "$outr": true, "$wrap": true, "$unwrap": true,
-	"$shape": true, "$zerosOfShape": true, "$dup": true, "$elim": true,
-}
-
 // splitArg reports whether a primitive call's single tuple argument is
 // passed as its fields (the parts).
 func splitArg(e *ir.Call) bool {
@@ -278,257 +264,446 @@ func (g *fn) prim(e *ir.Call, sc *env) val {
 	if p.LM {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: the linear-map operation %s reached the Go backend in %s", p.Name, g.f.FullName())})
 	}
-	parts := g.parts(e, sc)
-	at := func(i int) *types.Type { return partType(e, i) }
-	rt := g.e.rt
-	switch p.Name {
-	case "$inline", "$copydown":
-		return parts[0]
-	case "size":
-		t := at(0)
-		sz := sizesOf(parts[0], t)
-		if t.Rank == 1 {
-			return sz[0]
-		}
-		return pureOf(g.tupleLit(e.T, sz))
-	case "index":
-		t := at(1)
-		flat := g.flatIndex(parts[0], parts[1], t, e.P)
-		return g.temp(pureOf(data(parts[1], t).Index(flat.code)), e.T)
-	case "build":
-		lam := e.Args[1].(*ir.Lam)
-		sz := sizes(parts[0], at(0))
-		r := g.newTensor(e.T, sz, e.P)
-		g.loop(sz, func(idx, flat val) { setAt(g, r, e.T, flat, g.apply(lam, idx, sc)) })
-		return r
-	case "sumbuild":
-		lam := e.Args[1].(*ir.Lam)
-		sz := sizes(parts[0], at(0))
-		var empty *jen.Statement
-		for _, s := range sz {
-			c := s.c().Op("<=").Lit(0)
-			if empty == nil {
-				empty = c
-			} else {
-				empty = empty.Op("||").Add(c)
-			}
-		}
-		g.stmt(jen.If(empty).Block(g.fail(e.P, "sumbuild over an empty range")))
-		return g.reduce(e.T, sz, e.P, func(idx, _ val) val { return g.apply(lam, idx, sc) })
-	case "sum":
-		t := at(0)
-		n := count(parts[0], t)
-		g.stmt(jen.If(n.c().Op("<=").Lit(0)).Block(g.fail(e.P, "sum of an empty tensor")))
-		return g.reduce(e.T, []val{n}, e.P, func(_, flat val) val {
-			return pureOf(data(parts[0], t).Index(flat.code))
-		})
-	case "fold":
-		lam := e.Args[0].(*ir.Lam)
-		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)).Op("=").Add(parts[1].code))
-		v := parts[2]
-		g.loop(sizesOf(v, at(2)), func(_, i val) {
-			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
-			x := g.apply(lam, pureOf(arg), sc)
-			g.stmt(jen.Id(acc).Op("=").Add(x.code))
-		})
-		return atomOf(jen.Id(acc))
-	case "map":
-		lam := e.Args[0].(*ir.Lam)
-		t := at(1)
-		v := parts[1]
-		r := g.newTensor(e.T, sizesOf(v, t), e.P)
-		g.loop([]val{count(v, t)}, func(_, i val) {
-			setAt(g, r, e.T, i, g.apply(lam, pureOf(data(v, t).Index(i.code)), sc))
-		})
-		return r
-	case "map2":
-		lam := e.Args[0].(*ir.Lam)
-		t1, t2 := at(1), at(2)
-		a, b := parts[1], parts[2]
-		s1, s2 := sizesOf(a, t1), sizesOf(b, t2)
-		for d := range s1 {
-			g.stmt(rt("CheckSameSize").Call(pos(e.P), s1[d].code, s2[d].code))
-		}
-		r := g.newTensor(e.T, s1, e.P)
-		g.loop([]val{count(a, t1)}, func(_, i val) {
-			arg := g.tupleLit(lam.Param.T, []val{pureOf(data(a, t1).Index(i.code)), pureOf(data(b, t2).Index(i.code))})
-			setAt(g, r, e.T, i, g.apply(lam, pureOf(arg), sc))
-		})
-		return r
-	case "constVec":
-		sz := sizes(parts[0], at(0))
-		r := g.newTensor(e.T, sz, e.P)
-		g.loop([]val{count(r, e.T)}, func(_, i val) { setAt(g, r, e.T, i, parts[1]) })
-		return r
-	case "deltaVec":
-		sz := sizes(parts[0], at(0))
-		z := g.temp(pureOf(rt("ZeroLike").Call(parts[2].code)), at(2))
-		r := g.newTensor(e.T, sz, e.P)
-		g.loop([]val{count(r, e.T)}, func(_, i val) { setAt(g, r, e.T, i, z) })
-		idx := sizes(parts[1], at(1))
-		var in *jen.Statement
-		for d, s := range sz {
-			c := jen.Uint64().Call(idx[d].code).Op("<").Uint64().Call(s.code)
-			if in == nil {
-				in = c
-			} else {
-				in = in.Op("&&").Add(c)
-			}
-		}
-		g.stmt(jen.If(in).Block(data(r, e.T).Index(flatOf(parts[1], sz, e.T.Rank).code).Op("=").Add(parts[2].code)))
-		return r
-	case "delta":
-		r := g.fresh("")
-		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)).Op("=").Add(parts[2].code))
-		g.stmt(jen.If(jen.Op("!").Add(rt("Eq").Call(parts[0].code, parts[1].code))).Block(
-			jen.Id(r).Op("=").Add(rt("ZeroLike").Call(parts[2].code))))
-		return atomOf(jen.Id(r))
-	case "Vec_init":
-		r := g.newTensor(e.T, []val{atomOf(jen.Int64().Call(jen.Lit(len(parts))))}, e.P)
-		for i, x := range parts {
-			setAt(g, r, e.T, atomOf(jen.Lit(i)), x)
-		}
-		return r
-	case "unzip":
-		t := at(0)
-		v := parts[0]
-		fields := make([]val, len(e.T.Elems))
-		for k, et := range e.T.Elems {
-			r := g.newTensor(et, sizesOf(v, t), e.P)
-			g.loop([]val{count(v, t)}, func(_, i val) {
-				setAt(g, r, et, i, pureOf(data(v, t).Index(i.code).Dot("F"+strconv.Itoa(k))))
-			})
-			fields[k] = r
-		}
-		return pureOf(g.tupleLit(e.T, fields))
-	case "buildFromSparse":
-		lam := e.Args[2].(*ir.Lam)
-		r := g.temp(pureOf(rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(e.P), parts[0].code)), e.T)
-		pair := lam.Body.Type()
-		g.loop([]val{parts[1]}, func(i, _ val) {
-			x := g.atom(g.apply(lam, i, sc), pair)
-			flat := g.flatIndex(field(x, 0), r, e.T, e.P)
-			g.addInto(data(r, e.T).Index(flat.code), field(x, 1), pair.Elems[1], e.P)
-		})
-		return r
-	case "ts_add":
-		return g.temp(pureOf(rt("TsAdd").Call(pos(e.P), parts[0].code, parts[1].code)), e.T)
-	case "ts_scale":
-		return g.temp(pureOf(rt("TsScale").Call(parts[0].code, parts[1].code)), e.T)
-	case "ts_dot":
-		return g.temp(pureOf(rt("TsDot").Call(pos(e.P), parts[0].code, parts[1].code)), e.T)
-	case "ts_neg":
-		return g.temp(pureOf(rt("TsNeg").Call(parts[0].code)), e.T)
-	case "ts_zero":
-		return g.temp(pureOf(rt("ZeroTan").Types(g.e.gotype(e.T)).Call(parts[0].code)), e.T)
-	case "eq":
-		return g.temp(pureOf(rt("Eq").Call(parts[0].code, parts[1].code)), e.T)
-	case "ne":
-		return g.temp(pureOf(jen.Op("!").Add(rt("Eq").Call(parts[0].code, parts[1].code))), e.T)
-	case "print":
-		for i, x := range parts {
-			g.print(x, at(i))
-		}
-		return atomOf(jen.Int64().Call(jen.Lit(len(parts) - 1)))
-	case "$trace":
-		return g.temp(pureOf(rt("Trace").Call(jen.Id("ctx"), parts[0].code)), e.T)
-	case "$check":
-		return g.check(e, parts, sc)
-	case "$addTo":
-		r := g.temp(parts[0], e.T)
-		g.addInto(r.c(), parts[1], e.T, e.P)
-		return r
-	case "$addAt":
-		t := at(0)
-		r := g.temp(parts[0], e.T)
-		flat := g.flatIndex(parts[1], r, t, e.P)
-		g.addInto(data(r, t).Index(flat.code), parts[2], t.Elem, e.P)
-		return r
-	case "$setAt":
-		t := at(0)
-		r := g.temp(parts[0], e.T)
-		flat := g.flatIndex(parts[1], r, t, e.P)
-		g.stmt(data(r, t).Index(flat.code).Op("=").Add(parts[2].code))
-		return r
-	case "$ifold", "$ifoldr":
-		lam := e.Args[2].(*ir.Lam)
-		n := parts[0]
-		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(e.T)).Op("=").Add(parts[1].code))
-		i := g.fresh("i")
-		body := g.block(func() {
-			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(jen.Id(i))})
-			x := g.apply(lam, pureOf(arg), sc)
-			g.stmt(jen.Id(acc).Op("=").Add(x.code))
-		})
-		if p.Name == "$ifold" {
-			g.stmt(jen.For(jen.Id(i).Op(":=").Int64().Call(jen.Lit(0)), jen.Id(i).Op("<").Add(n.code), jen.Id(i).Op("++")).Block(body...))
-		} else {
-			g.stmt(jen.For(jen.Id(i).Op(":=").Add(n.code).Op("-").Lit(1), jen.Id(i).Op(">=").Lit(0), jen.Id(i).Op("--")).Block(body...))
-		}
-		return atomOf(jen.Id(acc))
-	case "$foldtape", "$foldrec":
-		// n + 1 accumulators: before each step, and the fold's value;
-		// for $foldrec, beside them what each step records.
-		rec := p.Name == "$foldrec"
-		lam := e.Args[0].(*ir.Lam)
-		v := parts[2]
-		acc := g.fresh("acc")
-		g.stmt(jen.Var().Id(acc).Add(g.e.gotype(at(1))).Op("=").Add(parts[1].code))
-		sz := sizesOf(v, at(2))
-		tt := e.T
-		var q val
-		if rec {
-			tt = e.T.Elems[0]
-			q = g.newTensor(e.T.Elems[1], []val{sz[0]}, e.P)
-		}
-		r := g.newTensor(tt, []val{atomOf(sz[0].c().Op("+").Lit(1))}, e.P)
-		g.loop(sz, func(_, i val) {
-			setAt(g, r, tt, i, atomOf(jen.Id(acc)))
-			arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
-			if !rec {
-				g.stmt(jen.Id(acc).Op("=").Add(g.apply(lam, pureOf(arg), sc).code))
-				return
-			}
-			x := g.temp(g.apply(lam, pureOf(arg), sc), lam.Body.Type())
-			g.stmt(jen.Id(acc).Op("=").Add(x.c().Dot("F0")))
-			setAt(g, q, e.T.Elems[1], i, atomOf(x.c().Dot("F1")))
-		})
-		setAt(g, r, tt, sz[0], atomOf(jen.Id(acc)))
-		if rec {
-			return pureOf(g.tupleLit(e.T, []val{r, q}))
-		}
-		return r
-	case "$inl":
-		g.discard(parts[1])
-		return pureOf(g.e.gotype(e.T).Values(jen.Id("Isl").Op(":").True(), jen.Id("L").Op(":").Add(parts[0].code)))
-	case "$inr":
-		g.discard(parts[0])
-		return pureOf(g.e.gotype(e.T).Values(jen.Id("R").Op(":").Add(parts[1].code)))
-	case "$isl":
-		return atomOf(parts[0].c().Dot("Isl"))
-	case "$outl":
-		return atomOf(parts[0].c().Dot("L"))
-	case "$outr":
-		return atomOf(parts[0].c().Dot("R"))
-	case "$wrap":
-		g.discard(parts[1])
-		return g.temp(pureOf(jen.Op("&").Id(g.e.declare(e.T)).Values(jen.Id("V").Op(":").Add(parts[0].code))), e.T)
-	case "$unwrap":
-		return atomOf(parts[0].c().Dot("V"))
-	case "$dup":
-		return pureOf(g.tupleLit(e.T, []val{parts[0], parts[0]}))
-	case "$elim":
-		g.discard(parts[0])
-		return pureOf(g.tupleLit(e.T, nil))
-	case "$shape":
-		return g.temp(pureOf(rt("ShapeOf").Types(g.e.gotype(e.T)).Call(parts[0].code)), e.T)
-	case "$zerosOfShape":
-		g.discard(parts[1])
-		return g.temp(pureOf(rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(e.P), parts[0].code)), e.T)
+	c := &primCall{e: e, parts: g.parts(e, sc), sc: sc}
+	if code := structural[p.Name]; code != nil {
+		return code(g, c)
 	}
 	panic(&syntax.Error{Pos: e.P, Msg: "internal: the Go backend has no code for primitive " + p.Name})
+}
+
+// A primCall is a call of a primitive the table gives no Go spelling, as
+// this backend compiles it: the call, its argument parts compiled in
+// order (lambdas stay IR) and its scope.
+type primCall struct {
+	e     *ir.Call
+	parts []val
+	sc    *env
+}
+
+// at returns the type of argument part i.
+func (c *primCall) at(i int) *types.Type { return partType(c.e, i) }
+
+// structural is this backend's code for each primitive the table gives
+// no Go spelling (and no ks definition): a row of the primitive table
+// dispatches here by its name. TestPrimTable checks that every such row
+// has its entry.
+var structural map[string]func(*fn, *primCall) val
+
+func init() {
+	structural = map[string]func(*fn, *primCall) val{
+		"$inline":         (*fn).primInline,
+		"$copydown":       (*fn).primInline,
+		"size":            (*fn).primSize,
+		"index":           (*fn).primIndex,
+		"build":           (*fn).primBuild,
+		"sumbuild":        (*fn).primSumbuild,
+		"sum":             (*fn).primSum,
+		"fold":            (*fn).primFold,
+		"map":             (*fn).primMap,
+		"map2":            (*fn).primMap2,
+		"constVec":        (*fn).primConstVec,
+		"deltaVec":        (*fn).primDeltaVec,
+		"delta":           (*fn).primDelta,
+		"Vec_init":        (*fn).primVecInit,
+		"unzip":           (*fn).primUnzip,
+		"buildFromSparse": (*fn).primBuildFromSparse,
+		"ts_add":          (*fn).primTsAdd,
+		"ts_scale":        (*fn).primTsScale,
+		"ts_dot":          (*fn).primTsDot,
+		"ts_neg":          (*fn).primTsNeg,
+		"ts_zero":         (*fn).primTsZero,
+		"eq":              (*fn).primEq,
+		"ne":              (*fn).primNe,
+		"print":           (*fn).primPrint,
+		"$trace":          (*fn).primTrace,
+		"$check":          (*fn).primCheck,
+		"$addTo":          (*fn).primAddTo,
+		"$addAt":          (*fn).primAddAt,
+		"$setAt":          (*fn).primSetAt,
+		"$ifold":          (*fn).primIfold,
+		"$ifoldr":         (*fn).primIfold,
+		"$foldtape":       (*fn).primFoldtape,
+		"$foldrec":        (*fn).primFoldtape,
+		"$inl":            (*fn).primInl,
+		"$inr":            (*fn).primInr,
+		"$isl":            (*fn).primIsl,
+		"$outl":           (*fn).primOutl,
+		"$outr":           (*fn).primOutr,
+		"$wrap":           (*fn).primWrap,
+		"$unwrap":         (*fn).primUnwrap,
+		"$dup":            (*fn).primDup,
+		"$elim":           (*fn).primElim,
+		"$shape":          (*fn).primShape,
+		"$zerosOfShape":   (*fn).primZerosOfShape,
+	}
+}
+
+// primInline compiles $inline and $copydown.
+func (g *fn) primInline(c *primCall) val {
+	return c.parts[0]
+}
+
+// primSize compiles size.
+func (g *fn) primSize(c *primCall) val {
+	t := c.at(0)
+	sz := sizesOf(c.parts[0], t)
+	if t.Rank == 1 {
+		return sz[0]
+	}
+	return pureOf(g.tupleLit(c.e.T, sz))
+}
+
+// primIndex compiles index.
+func (g *fn) primIndex(c *primCall) val {
+	t := c.at(1)
+	flat := g.flatIndex(c.parts[0], c.parts[1], t, c.e.P)
+	return g.temp(pureOf(data(c.parts[1], t).Index(flat.code)), c.e.T)
+}
+
+// primBuild compiles build.
+func (g *fn) primBuild(c *primCall) val {
+	lam := c.e.Args[1].(*ir.Lam)
+	sz := sizes(c.parts[0], c.at(0))
+	r := g.newTensor(c.e.T, sz, c.e.P)
+	g.loop(sz, func(idx, flat val) { setAt(g, r, c.e.T, flat, g.apply(lam, idx, c.sc)) })
+	return r
+}
+
+// primSumbuild compiles sumbuild.
+func (g *fn) primSumbuild(c *primCall) val {
+	lam := c.e.Args[1].(*ir.Lam)
+	sz := sizes(c.parts[0], c.at(0))
+	var empty *jen.Statement
+	for _, s := range sz {
+		c := s.c().Op("<=").Lit(0)
+		if empty == nil {
+			empty = c
+		} else {
+			empty = empty.Op("||").Add(c)
+		}
+	}
+	g.stmt(jen.If(empty).Block(g.fail(c.e.P, "sumbuild over an empty range")))
+	return g.reduce(c.e.T, sz, c.e.P, func(idx, _ val) val { return g.apply(lam, idx, c.sc) })
+}
+
+// primSum compiles sum.
+func (g *fn) primSum(c *primCall) val {
+	t := c.at(0)
+	n := count(c.parts[0], t)
+	g.stmt(jen.If(n.c().Op("<=").Lit(0)).Block(g.fail(c.e.P, "sum of an empty tensor")))
+	return g.reduce(c.e.T, []val{n}, c.e.P, func(_, flat val) val {
+		return pureOf(data(c.parts[0], t).Index(flat.code))
+	})
+}
+
+// primFold compiles fold.
+func (g *fn) primFold(c *primCall) val {
+	lam := c.e.Args[0].(*ir.Lam)
+	acc := g.fresh("acc")
+	g.stmt(jen.Var().Id(acc).Add(g.e.gotype(c.e.T)).Op("=").Add(c.parts[1].code))
+	v := c.parts[2]
+	g.loop(sizesOf(v, c.at(2)), func(_, i val) {
+		arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
+		x := g.apply(lam, pureOf(arg), c.sc)
+		g.stmt(jen.Id(acc).Op("=").Add(x.code))
+	})
+	return atomOf(jen.Id(acc))
+}
+
+// primMap compiles map.
+func (g *fn) primMap(c *primCall) val {
+	lam := c.e.Args[0].(*ir.Lam)
+	t := c.at(1)
+	v := c.parts[1]
+	r := g.newTensor(c.e.T, sizesOf(v, t), c.e.P)
+	g.loop([]val{count(v, t)}, func(_, i val) {
+		setAt(g, r, c.e.T, i, g.apply(lam, pureOf(data(v, t).Index(i.code)), c.sc))
+	})
+	return r
+}
+
+// primMap2 compiles map2.
+func (g *fn) primMap2(c *primCall) val {
+	lam := c.e.Args[0].(*ir.Lam)
+	t1, t2 := c.at(1), c.at(2)
+	a, b := c.parts[1], c.parts[2]
+	s1, s2 := sizesOf(a, t1), sizesOf(b, t2)
+	for d := range s1 {
+		g.stmt(g.e.rt("CheckSameSize").Call(pos(c.e.P), s1[d].code, s2[d].code))
+	}
+	r := g.newTensor(c.e.T, s1, c.e.P)
+	g.loop([]val{count(a, t1)}, func(_, i val) {
+		arg := g.tupleLit(lam.Param.T, []val{pureOf(data(a, t1).Index(i.code)), pureOf(data(b, t2).Index(i.code))})
+		setAt(g, r, c.e.T, i, g.apply(lam, pureOf(arg), c.sc))
+	})
+	return r
+}
+
+// primConstVec compiles constVec.
+func (g *fn) primConstVec(c *primCall) val {
+	sz := sizes(c.parts[0], c.at(0))
+	r := g.newTensor(c.e.T, sz, c.e.P)
+	g.loop([]val{count(r, c.e.T)}, func(_, i val) { setAt(g, r, c.e.T, i, c.parts[1]) })
+	return r
+}
+
+// primDeltaVec compiles deltaVec.
+func (g *fn) primDeltaVec(c *primCall) val {
+	sz := sizes(c.parts[0], c.at(0))
+	z := g.temp(pureOf(g.e.rt("ZeroLike").Call(c.parts[2].code)), c.at(2))
+	r := g.newTensor(c.e.T, sz, c.e.P)
+	g.loop([]val{count(r, c.e.T)}, func(_, i val) { setAt(g, r, c.e.T, i, z) })
+	idx := sizes(c.parts[1], c.at(1))
+	var in *jen.Statement
+	for d, s := range sz {
+		c := jen.Uint64().Call(idx[d].code).Op("<").Uint64().Call(s.code)
+		if in == nil {
+			in = c
+		} else {
+			in = in.Op("&&").Add(c)
+		}
+	}
+	g.stmt(jen.If(in).Block(data(r, c.e.T).Index(flatOf(c.parts[1], sz, c.e.T.Rank).code).Op("=").Add(c.parts[2].code)))
+	return r
+}
+
+// primDelta compiles delta.
+func (g *fn) primDelta(c *primCall) val {
+	r := g.fresh("")
+	g.stmt(jen.Var().Id(r).Add(g.e.gotype(c.e.T)).Op("=").Add(c.parts[2].code))
+	g.stmt(jen.If(jen.Op("!").Add(g.e.rt("Eq").Call(c.parts[0].code, c.parts[1].code))).Block(
+		jen.Id(r).Op("=").Add(g.e.rt("ZeroLike").Call(c.parts[2].code))))
+	return atomOf(jen.Id(r))
+}
+
+// primVecInit compiles Vec_init.
+func (g *fn) primVecInit(c *primCall) val {
+	r := g.newTensor(c.e.T, []val{atomOf(jen.Int64().Call(jen.Lit(len(c.parts))))}, c.e.P)
+	for i, x := range c.parts {
+		setAt(g, r, c.e.T, atomOf(jen.Lit(i)), x)
+	}
+	return r
+}
+
+// primUnzip compiles unzip.
+func (g *fn) primUnzip(c *primCall) val {
+	t := c.at(0)
+	v := c.parts[0]
+	fields := make([]val, len(c.e.T.Elems))
+	for k, et := range c.e.T.Elems {
+		r := g.newTensor(et, sizesOf(v, t), c.e.P)
+		g.loop([]val{count(v, t)}, func(_, i val) {
+			setAt(g, r, et, i, pureOf(data(v, t).Index(i.code).Dot("F"+strconv.Itoa(k))))
+		})
+		fields[k] = r
+	}
+	return pureOf(g.tupleLit(c.e.T, fields))
+}
+
+// primBuildFromSparse compiles buildFromSparse.
+func (g *fn) primBuildFromSparse(c *primCall) val {
+	lam := c.e.Args[2].(*ir.Lam)
+	r := g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(c.e.T)).Call(pos(c.e.P), c.parts[0].code)), c.e.T)
+	pair := lam.Body.Type()
+	g.loop([]val{c.parts[1]}, func(i, _ val) {
+		x := g.atom(g.apply(lam, i, c.sc), pair)
+		flat := g.flatIndex(field(x, 0), r, c.e.T, c.e.P)
+		g.addInto(data(r, c.e.T).Index(flat.code), field(x, 1), pair.Elems[1], c.e.P)
+	})
+	return r
+}
+
+// primTsAdd compiles ts_add.
+func (g *fn) primTsAdd(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("TsAdd").Call(pos(c.e.P), c.parts[0].code, c.parts[1].code)), c.e.T)
+}
+
+// primTsScale compiles ts_scale.
+func (g *fn) primTsScale(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("TsScale").Call(c.parts[0].code, c.parts[1].code)), c.e.T)
+}
+
+// primTsDot compiles ts_dot.
+func (g *fn) primTsDot(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("TsDot").Call(pos(c.e.P), c.parts[0].code, c.parts[1].code)), c.e.T)
+}
+
+// primTsNeg compiles ts_neg.
+func (g *fn) primTsNeg(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("TsNeg").Call(c.parts[0].code)), c.e.T)
+}
+
+// primTsZero compiles ts_zero.
+func (g *fn) primTsZero(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("ZeroTan").Types(g.e.gotype(c.e.T)).Call(c.parts[0].code)), c.e.T)
+}
+
+// primEq compiles eq.
+func (g *fn) primEq(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("Eq").Call(c.parts[0].code, c.parts[1].code)), c.e.T)
+}
+
+// primNe compiles ne.
+func (g *fn) primNe(c *primCall) val {
+	return g.temp(pureOf(jen.Op("!").Add(g.e.rt("Eq").Call(c.parts[0].code, c.parts[1].code))), c.e.T)
+}
+
+// primPrint compiles print.
+func (g *fn) primPrint(c *primCall) val {
+	for i, x := range c.parts {
+		g.print(x, c.at(i))
+	}
+	return atomOf(jen.Int64().Call(jen.Lit(len(c.parts) - 1)))
+}
+
+// primTrace compiles $trace.
+func (g *fn) primTrace(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("Trace").Call(jen.Id("ctx"), c.parts[0].code)), c.e.T)
+}
+
+// primCheck compiles $check.
+func (g *fn) primCheck(c *primCall) val {
+	return g.check(c.e, c.parts, c.sc)
+}
+
+// primAddTo compiles $addTo.
+func (g *fn) primAddTo(c *primCall) val {
+	r := g.temp(c.parts[0], c.e.T)
+	g.addInto(r.c(), c.parts[1], c.e.T, c.e.P)
+	return r
+}
+
+// primAddAt compiles $addAt.
+func (g *fn) primAddAt(c *primCall) val {
+	t := c.at(0)
+	r := g.temp(c.parts[0], c.e.T)
+	flat := g.flatIndex(c.parts[1], r, t, c.e.P)
+	g.addInto(data(r, t).Index(flat.code), c.parts[2], t.Elem, c.e.P)
+	return r
+}
+
+// primSetAt compiles $setAt.
+func (g *fn) primSetAt(c *primCall) val {
+	t := c.at(0)
+	r := g.temp(c.parts[0], c.e.T)
+	flat := g.flatIndex(c.parts[1], r, t, c.e.P)
+	g.stmt(data(r, t).Index(flat.code).Op("=").Add(c.parts[2].code))
+	return r
+}
+
+// primIfold compiles $ifold and $ifoldr.
+func (g *fn) primIfold(c *primCall) val {
+	lam := c.e.Args[2].(*ir.Lam)
+	n := c.parts[0]
+	acc := g.fresh("acc")
+	g.stmt(jen.Var().Id(acc).Add(g.e.gotype(c.e.T)).Op("=").Add(c.parts[1].code))
+	i := g.fresh("i")
+	body := g.block(func() {
+		arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(jen.Id(i))})
+		x := g.apply(lam, pureOf(arg), c.sc)
+		g.stmt(jen.Id(acc).Op("=").Add(x.code))
+	})
+	if c.e.Prim.Name == "$ifold" {
+		g.stmt(jen.For(jen.Id(i).Op(":=").Int64().Call(jen.Lit(0)), jen.Id(i).Op("<").Add(n.code), jen.Id(i).Op("++")).Block(body...))
+	} else {
+		g.stmt(jen.For(jen.Id(i).Op(":=").Add(n.code).Op("-").Lit(1), jen.Id(i).Op(">=").Lit(0), jen.Id(i).Op("--")).Block(body...))
+	}
+	return atomOf(jen.Id(acc))
+}
+
+// primFoldtape compiles $foldtape and $foldrec.
+func (g *fn) primFoldtape(c *primCall) val {
+	// n + 1 accumulators: before each step, and the fold's value;
+	// for $foldrec, beside them what each step records.
+	rec := c.e.Prim.Name == "$foldrec"
+	lam := c.e.Args[0].(*ir.Lam)
+	v := c.parts[2]
+	acc := g.fresh("acc")
+	g.stmt(jen.Var().Id(acc).Add(g.e.gotype(c.at(1))).Op("=").Add(c.parts[1].code))
+	sz := sizesOf(v, c.at(2))
+	tt := c.e.T
+	var q val
+	if rec {
+		tt = c.e.T.Elems[0]
+		q = g.newTensor(c.e.T.Elems[1], []val{sz[0]}, c.e.P)
+	}
+	r := g.newTensor(tt, []val{atomOf(sz[0].c().Op("+").Lit(1))}, c.e.P)
+	g.loop(sz, func(_, i val) {
+		setAt(g, r, tt, i, atomOf(jen.Id(acc)))
+		arg := g.tupleLit(lam.Param.T, []val{atomOf(jen.Id(acc)), atomOf(v.c().Index(i.code))})
+		if !rec {
+			g.stmt(jen.Id(acc).Op("=").Add(g.apply(lam, pureOf(arg), c.sc).code))
+			return
+		}
+		x := g.temp(g.apply(lam, pureOf(arg), c.sc), lam.Body.Type())
+		g.stmt(jen.Id(acc).Op("=").Add(x.c().Dot("F0")))
+		setAt(g, q, c.e.T.Elems[1], i, atomOf(x.c().Dot("F1")))
+	})
+	setAt(g, r, tt, sz[0], atomOf(jen.Id(acc)))
+	if rec {
+		return pureOf(g.tupleLit(c.e.T, []val{r, q}))
+	}
+	return r
+}
+
+// primInl compiles $inl.
+func (g *fn) primInl(c *primCall) val {
+	g.discard(c.parts[1])
+	return pureOf(g.e.gotype(c.e.T).Values(jen.Id("Isl").Op(":").True(), jen.Id("L").Op(":").Add(c.parts[0].code)))
+}
+
+// primInr compiles $inr.
+func (g *fn) primInr(c *primCall) val {
+	g.discard(c.parts[0])
+	return pureOf(g.e.gotype(c.e.T).Values(jen.Id("R").Op(":").Add(c.parts[1].code)))
+}
+
+// primIsl compiles $isl.
+func (g *fn) primIsl(c *primCall) val {
+	return atomOf(c.parts[0].c().Dot("Isl"))
+}
+
+// primOutl compiles $outl.
+func (g *fn) primOutl(c *primCall) val {
+	return atomOf(c.parts[0].c().Dot("L"))
+}
+
+// primOutr compiles $outr.
+func (g *fn) primOutr(c *primCall) val {
+	return atomOf(c.parts[0].c().Dot("R"))
+}
+
+// primWrap compiles $wrap.
+func (g *fn) primWrap(c *primCall) val {
+	g.discard(c.parts[1])
+	return g.temp(pureOf(jen.Op("&").Id(g.e.declare(c.e.T)).Values(jen.Id("V").Op(":").Add(c.parts[0].code))), c.e.T)
+}
+
+// primUnwrap compiles $unwrap.
+func (g *fn) primUnwrap(c *primCall) val {
+	return atomOf(c.parts[0].c().Dot("V"))
+}
+
+// primDup compiles $dup.
+func (g *fn) primDup(c *primCall) val {
+	return pureOf(g.tupleLit(c.e.T, []val{c.parts[0], c.parts[0]}))
+}
+
+// primElim compiles $elim.
+func (g *fn) primElim(c *primCall) val {
+	g.discard(c.parts[0])
+	return pureOf(g.tupleLit(c.e.T, nil))
+}
+
+// primShape compiles $shape.
+func (g *fn) primShape(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("ShapeOf").Types(g.e.gotype(c.e.T)).Call(c.parts[0].code)), c.e.T)
+}
+
+// primZerosOfShape compiles $zerosOfShape.
+func (g *fn) primZerosOfShape(c *primCall) val {
+	g.discard(c.parts[1])
+	return g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(c.e.T)).Call(pos(c.e.P), c.parts[0].code)), c.e.T)
 }
 
 // print emits the printing of value x of type t: the scalar cases
