@@ -1,6 +1,10 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/syntax"
+)
 
 // A PanicAt is a panic inside a stage of the compiler, annotated with the
 // position and the function being compiled when it happened, so that an
@@ -29,4 +33,16 @@ func AtPos(r any, pos Pos, what string) any {
 		return r
 	}
 	return &PanicAt{Pos: pos, What: what, Value: r}
+}
+
+// PanicIn is deferred around generating the code of f (defer
+// ir.PanicIn(f)): it panics again with f's position and name (AtPos), but
+// lets a *syntax.Error, which is positioned already, through as it is.
+func PanicIn(f *Func) {
+	if r := recover(); r != nil {
+		if _, ok := r.(*syntax.Error); ok {
+			panic(r)
+		}
+		panic(AtPos(r, f.P, f.FullName()))
+	}
 }

@@ -169,14 +169,7 @@ func (e *emitter) program(prog *ir.Program) *Output {
 
 // function emits the C function for a def.
 func (e *emitter) function(f *ir.Func, protos, defs *strings.Builder) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(*syntax.Error); ok {
-				panic(r)
-			}
-			panic(ir.AtPos(r, f.P, f.FullName()))
-		}
-	}()
+	defer ir.PanicIn(f)
 	name := e.funcName(f)
 	sig := e.signature(f, name)
 	fmt.Fprintf(protos, "static KS_UNUSED %s;\n", sig)

@@ -379,14 +379,7 @@ func (g *fn) cpsCallee(f *ir.Func, p syntax.Pos) string {
 //
 //	func cps_f(ctx *Ctx, x S, xc *dS, k func(T, *dT))
 func (e *emitter) cpsFunc(f *ir.Func) jen.Code {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(*syntax.Error); ok {
-				panic(r)
-			}
-			panic(ir.AtPos(r, f.P, f.FullName()))
-		}
-	}()
+	defer ir.PanicIn(f)
 	g := &fn{e: e, f: f}
 	var sc scope
 	if len(f.Params) == 1 && f.Params[0].T.Equal(f.Arg) {

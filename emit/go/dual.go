@@ -104,14 +104,7 @@ func (e *emitter) dualFwd(d *ir.Func) jen.Code {
 //
 //	func dual_f(ctx *Ctx, x S, dx dS) (T, dT)
 func (e *emitter) dualFunc(f *ir.Func) jen.Code {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(*syntax.Error); ok {
-				panic(r)
-			}
-			panic(ir.AtPos(r, f.P, f.FullName()))
-		}
-	}()
+	defer ir.PanicIn(f)
 	g := &fn{e: e, f: f}
 	var sc scope
 	if len(f.Params) == 1 && f.Params[0].T.Equal(f.Arg) {

@@ -268,14 +268,7 @@ func (e *emitter) declare(t *types.Type) string {
 
 // function returns the declaration of the Go function of a def.
 func (e *emitter) function(f *ir.Func) jen.Code {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(*syntax.Error); ok {
-				panic(r)
-			}
-			panic(ir.AtPos(r, f.P, f.FullName()))
-		}
-	}()
+	defer ir.PanicIn(f)
 	g := &fn{e: e, f: f}
 	params := []jen.Code{jen.Id("ctx").Op("*").Add(e.rt("Ctx"))}
 	ps := paramTypes(f.Arg)
