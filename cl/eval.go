@@ -94,6 +94,24 @@ func (m *Machine) function(f *ir.Func, pos Pos) (*compiled, error) {
 	if c, ok := m.funcs[f]; ok {
 		return c, nil
 	}
+	if f.Body == nil && len(f.Name.Derivs) == 1 && f.Name.Derivs[0] == "shape" && f.Base != nil && f.Base.Body != nil {
+		// [shape g] of a typed program (before derive): the shape of g's
+		// value, as the reference evaluator runs it.
+		g, err := m.function(f.Base, pos)
+		if err != nil {
+			return nil, err
+		}
+		t := f.Base.Result
+		c := &compiled{def: g.def, body: func(in Value) (Value, error) {
+			v, err := g.body(in)
+			if err != nil {
+				return nil, err
+			}
+			return shapeOf(t, v), nil
+		}}
+		m.funcs[f] = c
+		return c, nil
+	}
 	if f.Body == nil {
 		return nil, &syntax.Error{Pos: pos, Msg: fmt.Sprintf("CL: cannot evaluate %s: it has no definition", f.FullName())}
 	}

@@ -212,7 +212,7 @@ func recordOperation(name string, pos Pos, s, t *types.Type) op {
 		return pure1(func(x []Value) Value { return x[0].(Variant).V })
 	case "$wrap", "$unwrap":
 		return pure1(func(x []Value) Value { return x[0] })
-	case "$shape":
+	case "$shape", "shape":
 		return pure1(func(x []Value) Value { return shapeOf(s, x[0]) })
 	case "$zerosOfShape":
 		return func(x []Value) (Value, error) { return zeros(pos, t, x[0]) }

@@ -2,17 +2,24 @@
 // program asks for with gdef, or calls, without writing them by hand
 // (language.md section 5):
 //
-//	[D f]      the full Jacobian as a linear map: the Jacobian transform
-//	           (jacobian.go) of f's body, in A-normal form
-//	[fwd f]    (lmApply ([D f] x) dx)
-//	[rev f]    ([revacc f] x dr (ts_zero x))
-//	[revacc f] ($addTo acc (lmApplyR dr ([D f] x))), reverse mode adding
-//	           into an accumulator (internal)
-//
-// The linear maps are removed later by the optimiser (package linmap
-// says how). A derivative needs the matching derivatives of the functions
-// f calls: they are derived too, unless written by hand; an edef without
-// the hand-written derivative needed is an error at the call.
+//	[D f]          the full Jacobian as a linear map: the Jacobian transform
+//	               (jacobian.go) of f's body, in A-normal form
+//	[fwd f]        (lmApply ([D f] x) dx)
+//	[fwdfull f]    (tuple (f x) ([fwd f] x dx)), for callers differentiating
+//	               a call of f (internal)
+//	[rev f]        ([revacc f] x dr (ts_zero x)), or with --rev=bog
+//	               [sufrevpass f] of [suffwdpass f]; [rev f k...] the
+//	               gradient of the arguments k... only (wrtRev)
+//	[revacc f]     ($addTo acc (lmApplyR dr ([D f] x))), reverse mode adding
+//	               into an accumulator (internal)
+//	[revfull f]    (tuple (f x) [revacc f]...), which the optimiser's
+//	               split-bog pass cuts into the split passes (internal)
+//	[suffwdpass f], [sufrevpass f], [bogrev f]
+//	               split reverse mode: declared here, filled by split-bog
+//	[sufrev f]     ([sufrevpass f] dr (get$2$2 ([suffwdpass f] x)))
+//	[vrev f]       the value and the gradient from one forward sweep
+//	[CL f]         f through the categorical language and back (package cl)
+//	[shape f]      the shape of f's result without its values (shape.go)
 package derive
 
 import (
@@ -201,6 +208,8 @@ func (d *deriver) generate(f *ir.Func) {
 		f.Params = base.Params
 		f.OneParam = base.OneParam
 		f.Body = body
+	case "shape":
+		d.shapeBody(f, base, p)
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}

@@ -51,6 +51,12 @@ func TestDerive(t *testing.T) {
 			err:  "t.ks:2:33: ksc cannot differentiate [e Float]: it is declared by edef; write [rev e] by hand",
 		},
 		{
+			name: "shape of h derives the shape of its callee, which is all it reads",
+			src: "(def v2 (Vec Float) (x : Float) (build 2 (lam (i : Integer) (mul x (to_float i)))))\n" +
+				"(def h (Tuple (Vec Float) Float) (x : Float) (let (v (v2 x)) (tuple v (sum v))))\n(gdef shape [h Float])",
+			want: []string{"[shape h] : Float -> (Tuple Integer (Tuple))", "[shape v2] : Float -> Integer"},
+		},
+		{
 			name: "an unknown strategy",
 			src:  g + "(gdef rev [f (Tuple Float Integer)])",
 			opts: Options{Rev: "fast"},

@@ -171,6 +171,11 @@ func bind(sc *env, params []*ir.Var, arg Value) *env {
 // call runs a user function.
 func (m *machine) call(f *ir.Func, arg Value, pos ir.Pos) Value {
 	if f.Body == nil {
+		if len(f.Name.Derivs) == 1 && f.Name.Derivs[0] == "shape" && f.Base != nil && f.Base.Body != nil {
+			// [shape f] is the shape of f's value (language.md section 5),
+			// here by running f: the compiler derives it without the values.
+			return shapeOf(m.call(f.Base, arg, pos), f.Base.Result)
+		}
 		if len(f.Name.Derivs) > 0 {
 			unsupported(pos, "the evaluator does not run derived function %s", f.Name)
 		}
@@ -491,4 +496,37 @@ var unaryF = map[string]func(float64) float64{
 	"exp": ksrt.Exp, "log": ksrt.Log, "sin": ksrt.Sin, "cos": ksrt.Cos,
 	"tanh": ksrt.Tanh, "sqrt": math.Sqrt, "erf": ksrt.Erf, "lgamma": ksrt.Lgamma,
 	"digamma": ksrt.Digamma, "cosh": ksrt.Cosh, "abs": math.Abs,
+}
+
+// shapeOf returns the shape of v, a value of type t (language.md section
+// 5): () for a type whose values all look alike, a tensor's sizes (an
+// Integer for a vector) where its elements look alike, else the tensor of
+// its elements' shapes, and a tuple's parts' shapes.
+func shapeOf(v Value, t *types.Type) Value {
+	switch {
+	case t.IsUniform():
+		return Tuple{}
+	case t.Kind == types.Tuple:
+		out := make(Tuple, len(t.Elems))
+		for i, e := range t.Elems {
+			out[i] = shapeOf(v.(Tuple)[i], e)
+		}
+		return out
+	}
+	x := v.(*Tensor)
+	if t.Elem.IsUniform() {
+		if len(x.Shape) == 1 {
+			return x.Shape[0]
+		}
+		sizes := make(Tuple, len(x.Shape))
+		for i, n := range x.Shape {
+			sizes[i] = n
+		}
+		return sizes
+	}
+	out := &Tensor{Shape: append([]int64(nil), x.Shape...), Data: make([]Value, len(x.Data))}
+	for k, e := range x.Data {
+		out.Data[k] = shapeOf(e, t.Elem)
+	}
+	return out
 }

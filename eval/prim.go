@@ -45,6 +45,8 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 	case "size":
 		t := a[0].(*Tensor)
 		return index(t.Shape)
+	case "shape":
+		return shapeOf(a[0], e.Args[0].Type())
 	case "index":
 		t := a[1].(*Tensor)
 		return t.Data[flat(pos, sizes(a[0]), t.Shape)]

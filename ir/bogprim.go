@@ -27,7 +27,7 @@ var bogTable = []*Prim{
 func checkShape(p []*types.Type) (*types.Type, string) {
 	sh, ok := types.Shape(p[0])
 	if !ok || !p[0].IsPlain() {
-		return nil, "$shape: a value of type " + p[0].String() + " has no shape"
+		return nil, "shape: a value of type " + p[0].String() + " has no shape"
 	}
 	return sh, ""
 }

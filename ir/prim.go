@@ -272,6 +272,7 @@ var baseTable = []*Prim{
 	{Name: "sum", D: []string{"(lmSum x0)"}, Arity: 1, Check: checkSum, Doc: "sum of the elements; empty: error"},
 	{Name: "index", D: []string{"", "(lmIndex x0 x1)"}, Arity: 2, Check: checkIndex, Doc: "element at an index; out of range: error"},
 	{Name: "size", Arity: 1, Check: checkSize, Pure: true, Doc: "size of a tensor"},
+	{Name: "shape", Arity: 1, Check: checkShape, Doc: "the shape of a value (section 5): its sizes, and its elements' shapes where they differ"},
 	{Name: "fold", Arity: 3, Check: checkFold, Lams: []int{0}, Doc: "left fold over a vector"},
 	{Name: "map", Arity: 2, Check: checkMap, Lams: []int{0}, Doc: "element-wise function"},
 	{Name: "map2", Arity: 3, Check: checkMap2, Lams: []int{0}, Doc: "element-wise function of two tensors of equal size"},

@@ -97,6 +97,8 @@ var Laws = []Law{
 		LHS: "(ts_zero x)", RHS: "($zeroOf x)", When: []string{"flat x", "pure x"}},
 	{Name: "ts_zero-tensor", Eq: "ts_zero v = constVec (size v) 0 where v's elements hold no tensor",
 		LHS: "(ts_zero v)", RHS: "(constVec (size v) ($zeroOfElem v))", When: []string{"flatelem v"}},
+	{Name: "shape-tensor", Eq: "shape v = size v where v's elements hold no tensor (language.md section 5)",
+		LHS: "($shape v)", RHS: "(size v)", When: []string{"flatelem v"}},
 	{Name: "addTo-float", Eq: "acc += x is acc + x on Float",
 		LHS: "($addTo a b)", RHS: "(add a b)", When: []string{"float a"}},
 

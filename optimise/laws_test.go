@@ -48,6 +48,7 @@ var lawTests = []struct {
 	{"ts_zero-float", "(ts_zero a)", "0.0"},
 	{"ts_zero-flat", "(ts_zero (tuple a n (tuple b true)))", "(tuple 0.0 (tuple) (tuple 0.0 (tuple)))"},
 	{"ts_zero-tensor", "(ts_zero v)", "(constVec (size v) 0.0)"},
+	{"shape-tensor", "($shape v)", "(size v)"},
 	{"addTo-float", "($addTo a b)", "(add a b)"},
 	{"add-zero-left-float", "(add 0.0 a)", "a"},
 	{"add-zero-right-float", "(add a 0.0)", "a"},

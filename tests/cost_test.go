@@ -330,3 +330,51 @@ func optimisedFunc(t *testing.T, file, name string) *ir.Func {
 	t.Fatalf("%s: no %s", file, name)
 	return nil
 }
+
+// TestShapeComputesNoValues: [shape f] computes the shape of f's result
+// without its values (language.md section 5): the counting edef that
+// fills f's tensors, and those of the function it calls, is not called
+// (f calls it 7 times: 4 for v, 1 + 2 for the rows). A condition that
+// read a value would need it: that one reads n. Counted, with both backends' C (testdata/cost).
+func TestShapeComputesNoValues(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the count is kept by C code")
+	}
+	counter, err := filepath.Abs(filepath.Join("testdata", "cost", "counted.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := `(edef counted Float Float)
+(edef ncount Integer Integer)
+(def fill (Vec Float) ((x : Float) (n : Integer))
+  (build n (lam (i : Integer) (counted (mul x (to_float i))))))
+(def f (Tuple (Vec Float) (Vec (Vec Float)) Float) ((x : Float) (n : Integer))
+  (let (v (fill x n))
+    (tuple (if (gt n 2) v (fill 1.0 3))
+           (build 2 (lam (i : Integer) (fill x (add i 1))))
+           (sum v))))
+(def main Integer ()
+  (print ([shape f] 0.5 4) " " (ncount 1) " " (f 0.5 4) " " (ncount 2) "\n"))
+`
+	file := filepath.Join(t.TempDir(), "shape.ks")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cc := testCC()
+	cc.Flags = append(cc.Flags, counter)
+	r, err := tryProgram("c", driver.Options{}, cc, t.TempDir(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 || r.warnings != "" {
+		t.Fatalf("status %d\n%s%s", r.code, r.warnings, r.stderr)
+	}
+	f := strings.Fields(r.stdout)
+	if len(f) < 3 || f[0] != "4,[1," || f[1] != "2]," || f[2] != "0" {
+		t.Errorf("[shape f] 0.5 4 and the calls it made: %q, want 4,[1, 2], and 0 calls", r.stdout)
+	}
+	if n := f[len(f)-1]; n != "7" {
+		t.Errorf("f 0.5 4 called counted %s times, want 7 (so the count counts)", n)
+	}
+}

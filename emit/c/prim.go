@@ -86,6 +86,7 @@ func init() {
 		"$dup":            (*fn).primDup,
 		"$elim":           (*fn).primElim,
 		"$shape":          (*fn).primShape,
+		"shape":           (*fn).primShape,
 		"$zerosOfShape":   (*fn).primZerosOfShape,
 		"ts_zero":         (*fn).primTsZero,
 		"$addTo":          (*fn).primAddTo,

@@ -334,6 +334,7 @@ func init() {
 		"$dup":            (*fn).primDup,
 		"$elim":           (*fn).primElim,
 		"$shape":          (*fn).primShape,
+		"shape":           (*fn).primShape,
 		"$zerosOfShape":   (*fn).primZerosOfShape,
 	}
 }
