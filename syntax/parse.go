@@ -208,8 +208,8 @@ func (p *parser) gdef(l *List) *Gdef {
 	}
 	d.Deriv, d.DerivPos = a.Text, a.P
 	d.Target = p.name(l.Elems[2])
-	if d.Target.Deriv != "" || d.Target.Arg == nil {
-		p.fail(d.Target.P, "gdef: expected [NAME ARGTYPE], the function and its argument type")
+	if d.Target.Root().Arg == nil {
+		p.fail(d.Target.P, "gdef: expected [NAME ARGTYPE], the function and its argument type, or a derived name of it, [DERIVATION [NAME ARGTYPE]]")
 	}
 	d.Wrt = p.positions(l.Elems[3:])
 	return d

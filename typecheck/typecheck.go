@@ -302,8 +302,18 @@ func (c *checker) edef(d *syntax.Edef) {
 }
 
 func (c *checker) gdef(d *syntax.Gdef) {
+	// The target is [f T] or a derived name of it, [rev [f T]]: the
+	// derivation applies to it, outermost first.
+	derivs := []string{d.Deriv}
 	base := d.Target
-	name := ir.Name{Derivs: []string{d.Deriv}, Base: base.Base, Wrt: d.Wrt}
+	for ; base.Deriv != ""; base = base.Inner {
+		if base.Wrt != nil {
+			c.errs.Add(base.P, "gdef: a derived target cannot name the arguments it differentiates ([%s ... %d]); put them after the target", base.Deriv, base.Wrt[0])
+			return
+		}
+		derivs = append(derivs, base.Deriv)
+	}
+	name := ir.Name{Derivs: derivs, Base: base.Base, Wrt: d.Wrt}
 	baseArg := base.Arg.T
 	if f := c.funcs[ir.FuncKey(name, baseArg)]; f != nil {
 		f.Uses = append(f.Uses, d.Lparen)
