@@ -704,6 +704,9 @@ func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 	if !ok {
 		return nil
 	}
+	if p.Name == "buildFromSparse" {
+		args[0] = knossosShape(args[0], args[2])
+	}
 	parts := make([]*types.Type, len(args))
 	for i, a := range args {
 		parts[i] = a.Type()
@@ -960,4 +963,26 @@ func (c *checker) namedTypes(files []*syntax.File) {
 	for _, f := range files {
 		syntax.TypeExprs(f.Decls, func(te *syntax.TypeExpr) { resolve(te.T, te.P, map[*types.Type]bool{}) })
 	}
+}
+
+// knossosShape returns the shape argument of buildFromSparse in the form
+// ksc takes (language.md section 5): Knossos also writes it uncompressed,
+// as a value of the result's type with each scalar replaced by (tuple),
+// (constVec 5 (tuple)) for a vector of 5 Floats, which is converted to the
+// shape, (size sh), here. Any other argument is returned as it is, for
+// the primitive's check to judge.
+func knossosShape(sh, lam ir.Expr) ir.Expr {
+	l, ok := lam.(*ir.Lam)
+	if !ok || l.Body.Type().Kind != types.Tuple || len(l.Body.Type().Elems) != 2 {
+		return sh
+	}
+	rank := types.IndexRank(l.Body.Type().Elems[0])
+	elem := l.Body.Type().Elems[1]
+	t := sh.Type()
+	// The uncompressed shape of a tensor of elements that all look alike:
+	// a tensor of units of the same rank.
+	if rank > 0 && elem.IsUniform() && t.Kind == types.Tensor && t.Rank == rank && t.Elem.Equal(types.Unit) {
+		return ir.MkPrim(sh.Pos(), "size", sh)
+	}
+	return sh
 }
