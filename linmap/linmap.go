@@ -2,8 +2,8 @@
 // meaning. A linear map (LM S T) is built from the lm* primitives of the
 // primitive table; this package says what a map does to a tangent when
 // applied (Figure 4, Apply) and to a cotangent when reverse-applied
-// (Figure 5, AccumulateR), and holds the algebraic laws of both figures as
-// data (laws.go) for the optimiser.
+// (Figure 5, AccumulateR); the algebraic laws of both figures are data in
+// the optimiser's table of laws (optimise/laws.go).
 //
 // The Jacobian transform (package derive) produces linear maps as
 // let-programs: a chain of lets binding primal values and linear-map
