@@ -428,22 +428,26 @@ func (f *fn) primAddTo(c *primCall) string {
 
 // primAddAt compiles $addAt.
 func (f *fn) primAddAt(c *primCall) string {
-	t := c.at(0)
-	r := f.temp(c.parts[0], c.e.T)
-	idx := f.atom(c.parts[1], c.at(1))
-	x := f.atom(c.parts[2], c.at(2))
-	slot := r + ".data[" + f.flatIndex(c.e, t.Rank, idx, r, c.ps) + "]"
+	t, r, slot, x := f.slotAt(c)
 	f.addTo(slot, x, t.Elem, c.ps)
 	return r
 }
 
+// slotAt compiles the parts of ($addAt r i x) and ($setAt r i x): the
+// tensor's type, the accumulator (updated in place), the C lvalue of its
+// element at i (checked) and the value.
+func (f *fn) slotAt(c *primCall) (t *types.Type, r, slot, x string) {
+	t = c.at(0)
+	r = f.temp(c.parts[0], c.e.T)
+	idx := f.atom(c.parts[1], c.at(1))
+	x = f.atom(c.parts[2], c.at(2))
+	slot = r + ".data[" + f.flatIndex(c.e, t.Rank, idx, r, c.ps) + "]"
+	return t, r, slot, x
+}
+
 // primSetAt compiles $setAt.
 func (f *fn) primSetAt(c *primCall) string {
-	t := c.at(0)
-	r := f.temp(c.parts[0], c.e.T)
-	idx := f.atom(c.parts[1], c.at(1))
-	x := f.atom(c.parts[2], c.at(2))
-	slot := r + ".data[" + f.flatIndex(c.e, t.Rank, idx, r, c.ps) + "]"
+	t, r, slot, x := f.slotAt(c)
 	if chk := escapeCheck(slot, x, t.Elem); chk != "" {
 		f.line("%s", chk)
 	}
