@@ -127,6 +127,10 @@ func (d *deriver) generate(f *ir.Func) {
 			panic(ir.AtPos(r, usePos(f), f.FullName()))
 		}
 	}()
+	if len(f.Name.Derivs) == 2 && f.Name.Derivs[0] == "shape" && f.Name.Wrt == nil {
+		d.shapeOfDerived(f, usePos(f))
+		return
+	}
 	if len(f.Name.Derivs) != 1 {
 		d.errorf(usePos(f), "ksc cannot generate %s: derivatives of derivatives are not supported", f.FullName())
 		return

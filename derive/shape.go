@@ -116,3 +116,56 @@ func (s *shaper) of(e ir.Expr) ir.Expr {
 	}
 	return ir.MkPrim(at, "$shape", e)
 }
+
+// shapeOfDerived makes the body of [shape [X g]], the shape of a derived
+// function's result. A tangent has the shape of the value it is a tangent
+// of (types.Tangent keeps every tensor and tuple, and a uniform type's
+// tangent is uniform), so [shape [fwd g]] is [shape g] at the point,
+// [shape [rev g]] and [shape [sufrev g]] the shape of the point, and
+// [shape [vrev g]] both; [shape [CL g]] is [shape g]. Any other derived
+// function (one of the arguments it differentiates, [rev g 0]; a shape of
+// a shape) is run and its result's shape taken.
+func (d *deriver) shapeOfDerived(f *ir.Func, p ir.Pos) {
+	inner := f.Base
+	g := inner.Base
+	shapeOfG := func(x ir.Expr) ir.Expr {
+		if g == nil || g.Kind == ir.EdefFunc || g.Body == nil || len(g.Name.Derivs) > 0 {
+			return nil
+		}
+		sg, err := d.need("shape", g, p)
+		if err != nil {
+			return nil
+		}
+		return ir.CallFunc(p, sg, x)
+	}
+	if inner.Name.Wrt == nil {
+		switch inner.Name.Derivs[0] {
+		case "fwd":
+			x, _ := d.params(f, "x", "dx")
+			if b := shapeOfG(x); b != nil {
+				f.Body = b
+				return
+			}
+		case "rev", "sufrev":
+			x, _ := d.params(f, "x", "dr")
+			f.Body = ir.MkPrim(p, "$shape", x)
+			return
+		case "vrev":
+			x, _ := d.params(f, "x", "dr")
+			if b := shapeOfG(x); b != nil {
+				f.Body = ir.MkTuple(p, b, ir.MkPrim(p, "$shape", x))
+				return
+			}
+		case "CL":
+			x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
+			f.Params, f.OneParam = []*ir.Var{x}, true
+			if b := shapeOfG(ir.Ref(p, x)); b != nil {
+				f.Body = b
+				return
+			}
+		}
+	}
+	x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
+	f.Params, f.OneParam = []*ir.Var{x}, true
+	f.Body = ir.MkPrim(p, "$shape", ir.CallFunc(p, inner, ir.Ref(p, x)))
+}

@@ -213,3 +213,42 @@ func TestCallChain(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedPrograms runs the programs of testdata/derived, which call
+// derived functions (so the reference evaluator and the CL evaluator of
+// the typed program do not run them), through both backends and both
+// reverse-mode strategies, and compares what they print with the line
+// "; OUT ..." of the program, worked out by hand.
+func TestDerivedPrograms(t *testing.T) {
+	needCC(t)
+	for _, file := range programFiles(t, "derived") {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".ks"), func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want string
+			for _, l := range strings.Split(string(src), "\n") {
+				if w, ok := strings.CutPrefix(l, "; OUT "); ok {
+					want = w
+				}
+			}
+			if want == "" {
+				t.Fatalf("%s has no ; OUT line", file)
+			}
+			for _, run := range []struct {
+				backend string
+				opts    driver.Options
+			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}} {
+				if !wantBackend(run.backend) {
+					continue
+				}
+				r := runProgramWith(t, run.backend, run.opts, file)
+				if got := strings.TrimSuffix(r.stdout, "\n"); got != want || r.code != 0 {
+					t.Errorf("%s --rev=%q: status %d, printed %q, want %q\n%s", run.backend, run.opts.Rev, r.code, got, want, r.stderr)
+				}
+			}
+		})
+	}
+}
