@@ -90,6 +90,9 @@ type source struct {
 	// accumulator a): a loop that already took the parameter apart reads
 	// a where the step reads y.
 	alias map[string]*ir.Var
+	// named is the variable a build's element was bound to, if sourceAt
+	// named it (the tail of the chain was not an atom).
+	named *ir.Var
 }
 
 // sourceAt returns the source items[k] is, if it is one.
@@ -110,6 +113,14 @@ func (t *taper) sourceAt(items []ir.Expr, k int) *source {
 		}
 		s := &source{let: l, call: c, rng: ir.FormatExpr(c.Args[0]), rngOf: c.Args[0], j: lam.Param}
 		s.items, s.tail = ir.ChainItems(lam.Body)
+		if !ir.IsAtom(s.tail) && !cheapLet(s.tail) {
+			// The element itself, (exp t) at the end of the chain, may be
+			// what the loop computes again: it is named, to be paired like
+			// the lets, and recorded once (the element is the record).
+			v := t.ns.FreshVar(c.P, "e", s.tail.Type())
+			s.items = append(s.items, &ir.Let{P: c.P, Vars: []*ir.Var{v}, Rhs: s.tail})
+			s.tail, s.named = ir.Ref(c.P, v), v
+		}
 		s.bound = map[string]bool{lam.Param.Name: true}
 		return s.bind()
 	case "$foldtape":
@@ -330,15 +341,41 @@ func (t *taper) rewriteBuild(items []ir.Expr, k int, src *source, own []ir.Expr,
 	lam := build.Args[1].(*ir.Lam)
 	p := l.P
 	elems := []ir.Expr{src.tail}
-	for _, x := range xs {
+	field := make([]int, len(xs)) // where each x is in a record
+	for n, x := range xs {
+		if x == src.named {
+			field[n] = 1 // the element itself
+			continue
+		}
 		elems = append(elems, ir.Ref(p, x))
+		field[n] = len(elems)
 	}
-	tapeBuild := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(lam.P, lam.Param, ir.WrapChain(own, ir.MkTuple(p, elems...))))
+	if len(elems) == 1 && build.Prim.Name == "build" {
+		// The loop reads only the elements: the build's value is the
+		// record.
+		v := l.Vars[0]
+		items[c.at] = c.read(ys, func(_ int, y *ir.Let) ir.Expr {
+			return ir.MkPrim(y.P, "index", ir.Ref(y.P, c.j), ir.Ref(y.P, v))
+		})
+		return items, true
+	}
+	var tapeBody ir.Expr = ir.MkTuple(p, elems...)
+	if len(elems) == 1 {
+		tapeBody = src.tail // the summands are all the loop reads
+	}
+	tapeBuild := ir.MkPrim(p, "build", build.Args[0], ir.MkLam(lam.P, lam.Param, ir.WrapChain(own, tapeBody)))
 	tapeVar := t.ns.FreshVar(p, "tape", tapeBuild.T)
 	i := t.ns.FreshVar(p, "i", types.IntegerType)
-	value := ir.MkPrim(p, build.Prim.Name, build.Args[0], ir.MkLam(p, i, ir.MkGet(p, 1, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, tapeVar)))))
+	at := func(p ir.Pos, k ir.Expr, n int) ir.Expr {
+		e := ir.Expr(ir.MkPrim(p, "index", k, ir.Ref(p, tapeVar)))
+		if len(elems) > 1 {
+			e = ir.MkGet(p, n, e)
+		}
+		return e
+	}
+	value := ir.MkPrim(p, build.Prim.Name, build.Args[0], ir.MkLam(p, i, at(p, ir.Ref(p, i), 1)))
 	items[c.at] = c.read(ys, func(n int, y *ir.Let) ir.Expr {
-		return ir.MkGet(y.P, n+2, ir.MkPrim(y.P, "index", ir.Ref(y.P, c.j), ir.Ref(y.P, tapeVar)))
+		return at(y.P, ir.Ref(y.P, c.j), field[n])
 	})
 	// The value's let follows the tape's: what comes after reads it.
 	out := append([]ir.Expr{}, items[:k]...)

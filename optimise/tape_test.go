@@ -90,6 +90,35 @@ func TestTapeLoops(t *testing.T) {
 	}
 }
 
+// TestTapeLoopsElement: a loop computing again a build's or sumbuild's
+// element itself (the end of the iteration's chain, not a let) reads it
+// instead: from the build's value, or from a tape of the summands (lse's
+// gradient ran exp twice per element). The value is kept, and exp is
+// computed at one place.
+func TestTapeLoopsElement(t *testing.T) {
+	loop := "(let (r ($ifoldr n 0.0 (lam (si : (Tuple Float Integer)) (let ((st j2) si) " +
+		"(let (y (exp (index j2 v))) (add st (mul y %s))))))) r))"
+	for _, tc := range []struct{ name, source, use string }{
+		{"a build's element", "(let (w (build n (lam (j : Integer) (exp (index j v))))) ", "(index j2 w)"},
+		{"a sumbuild's summand", "(let (w (sumbuild n (lam (j : Integer) (exp (index j v))))) ", "w"},
+	} {
+		in := tc.source + strings.Replace(loop, "%s", tc.use, 1)
+		e, err := typecheck.CheckExpr("test", in, tapeVars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := evalExpr(t, e)
+		out := (&taper{eff: lower.Effects{}, ns: &ir.Names{}}).expr(e)
+		text := ir.FormatExpr(out)
+		if got := evalExpr(t, out); got != want {
+			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
+		}
+		if n := strings.Count(text, "(exp "); n != 1 {
+			t.Errorf("%s: exp at %d places, want 1: %s", tc.name, n, text)
+		}
+	}
+}
+
 var tapeVars = []*ir.Var{
 	{Name: "n", T: types.IntegerType}, {Name: "a", T: types.FloatType}, {Name: "b", T: types.FloatType},
 	{Name: "v", T: tVF}, {Name: "u", T: tVF},
