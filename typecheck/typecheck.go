@@ -968,21 +968,64 @@ func (c *checker) namedTypes(files []*syntax.File) {
 // knossosShape returns the shape argument of buildFromSparse in the form
 // ksc takes (language.md section 5): Knossos also writes it uncompressed,
 // as a value of the result's type with each scalar replaced by (tuple),
-// (constVec 5 (tuple)) for a vector of 5 Floats, which is converted to the
-// shape, (size sh), here. Any other argument is returned as it is, for
-// the primitive's check to judge.
+// (constVec 5 (tuple)) for a vector of 5 Floats, which is converted here
+// (compress). Any other argument is returned as it is, for the
+// primitive's check to judge.
 func knossosShape(sh, lam ir.Expr) ir.Expr {
 	l, ok := lam.(*ir.Lam)
 	if !ok || l.Body.Type().Kind != types.Tuple || len(l.Body.Type().Elems) != 2 {
 		return sh
 	}
 	rank := types.IndexRank(l.Body.Type().Elems[0])
-	elem := l.Body.Type().Elems[1]
-	t := sh.Type()
-	// The uncompressed shape of a tensor of elements that all look alike:
-	// a tensor of units of the same rank.
-	if rank > 0 && elem.IsUniform() && t.Kind == types.Tensor && t.Rank == rank && t.Elem.Equal(types.Unit) {
-		return ir.MkPrim(sh.Pos(), "size", sh)
+	res := types.TensorOf(rank, l.Body.Type().Elems[1])
+	if rank == 0 || !sh.Type().Equal(uncompressed(res)) || sh.Type().Equal(mustShape(res)) {
+		return sh
 	}
+	return compress(sh, res)
+}
+
+// uncompressed is the type of Knossos' uncompressed shape of a value of
+// type t: t with every scalar replaced by (Tuple).
+func uncompressed(t *types.Type) *types.Type {
+	switch t.Kind {
+	case types.Tuple:
+		elems := make([]*types.Type, len(t.Elems))
+		for i, e := range t.Elems {
+			elems[i] = uncompressed(e)
+		}
+		return types.TupleOf(elems...)
+	case types.Tensor:
+		return types.TensorOf(t.Rank, uncompressed(t.Elem))
+	}
+	return types.Unit
+}
+
+func mustShape(t *types.Type) *types.Type {
+	sh, _ := types.Shape(t)
 	return sh
+}
+
+// compress returns the shape of a value of type t from e, its
+// uncompressed shape: the sizes of a tensor, and its elements' shapes
+// where they differ.
+func compress(e ir.Expr, t *types.Type) ir.Expr {
+	p := e.Pos()
+	switch {
+	case t.IsUniform():
+		return ir.MkTuple(p)
+	case t.Kind == types.Tuple:
+		v := &ir.Var{P: p, T: e.Type(), Name: "sh$u"}
+		parts := make([]ir.Expr, len(t.Elems))
+		for i, el := range t.Elems {
+			parts[i] = compress(ir.MkGet(p, i+1, ir.Ref(p, v)), el)
+		}
+		return &ir.Let{P: p, Vars: []*ir.Var{v}, Rhs: e, Body: ir.MkTuple(p, parts...)}
+	case t.Elem.IsUniform():
+		return ir.MkPrim(p, "size", e)
+	}
+	v := &ir.Var{P: p, T: e.Type(), Name: "sh$u"}
+	i := &ir.Var{P: p, T: types.IndexType(t.Rank), Name: "i$u"}
+	elem := compress(ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, v)), t.Elem)
+	return &ir.Let{P: p, Vars: []*ir.Var{v}, Rhs: e,
+		Body: ir.MkPrim(p, "build", ir.MkPrim(p, "size", ir.Ref(p, v)), ir.MkLam(p, i, elem))}
 }
