@@ -18,7 +18,11 @@ func (d *deriver) shapeBody(f, base *ir.Func, p ir.Pos) {
 		d.errorf(p, "ksc cannot generate %s: a function returning %s has no shape", f.FullName(), base.Result)
 		return
 	}
-	f.Params = base.Params
+	// Parameters of its own, named as f's, which the copied body reads.
+	f.Params = make([]*ir.Var, len(base.Params))
+	for i, v := range base.Params {
+		f.Params[i] = &ir.Var{P: v.P, T: v.T, Name: v.Name}
+	}
 	f.OneParam = base.OneParam
 	s := &shaper{d: d, p: p, ns: d.ns, known: map[string]*ir.Var{}}
 	f.Body = s.of(ir.Copy(base.Body, ir.Pos{}))
