@@ -117,15 +117,8 @@ var primalCounts = []struct {
 // level of a recursion, say) calls it more often, by a factor that grows
 // with the program.
 func TestPrimalEvaluations(t *testing.T) {
-	needCC(t)
-	if !wantBackend("c") {
-		t.Skip("the count is kept by C code")
-	}
+	cc := countingCC(t)
 	src, err := os.ReadFile(filepath.Join("testdata", "cost", "counted.ks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter, err := filepath.Abs(filepath.Join("testdata", "cost", "counted.c"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +152,6 @@ func TestPrimalEvaluations(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cc := testCC()
-	cc.Flags = append(cc.Flags, counter)
 	for _, rev := range []string{"lm", "bog"} {
 		r, err := tryProgram("c", driver.Options{Rev: rev}, cc, t.TempDir(), file)
 		if err != nil {
@@ -335,16 +326,10 @@ func optimisedFunc(t *testing.T, file, name string) *ir.Func {
 // without its values (language.md section 5): the counting edef that
 // fills f's tensors, and those of the function it calls, is not called
 // (f calls it 7 times: 4 for v, 1 + 2 for the rows). A condition that
-// read a value would need it: that one reads n. Counted, with both backends' C (testdata/cost).
+// read a value would need it: that one reads n. Counted by the C of
+// testdata/cost/counted.c.
 func TestShapeComputesNoValues(t *testing.T) {
-	needCC(t)
-	if !wantBackend("c") {
-		t.Skip("the count is kept by C code")
-	}
-	counter, err := filepath.Abs(filepath.Join("testdata", "cost", "counted.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := countingCC(t)
 	src := `(edef counted Float Float)
 (edef ncount Integer Integer)
 (def fill (Vec Float) ((x : Float) (n : Integer))
@@ -361,8 +346,6 @@ func TestShapeComputesNoValues(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cc := testCC()
-	cc.Flags = append(cc.Flags, counter)
 	r, err := tryProgram("c", driver.Options{}, cc, t.TempDir(), file)
 	if err != nil {
 		t.Fatal(err)
@@ -377,4 +360,23 @@ func TestShapeComputesNoValues(t *testing.T) {
 	if n := f[len(f)-1]; n != "7" {
 		t.Errorf("f 0.5 4 called counted %s times, want 7 (so the count counts)", n)
 	}
+}
+
+// countingCC returns the C compiler of the tests with the counting edef
+// linked in (testdata/cost/counted.c: counted(x) is sin(x) and counts its
+// calls, ncount(k) returns the count and resets it), or skips the test
+// where there is no C backend to count with.
+func countingCC(t *testing.T) driver.CC {
+	t.Helper()
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the count is kept by C code")
+	}
+	counter, err := filepath.Abs(filepath.Join("testdata", "cost", "counted.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := testCC()
+	cc.Flags = append(cc.Flags, counter)
+	return cc
 }
