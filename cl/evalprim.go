@@ -216,6 +216,22 @@ func recordOperation(name string, pos Pos, s, t *types.Type) op {
 		return pure1(func(x []Value) Value { return shapeOf(s, x[0]) })
 	case "$zerosOfShape":
 		return func(x []Value) (Value, error) { return zeros(pos, t, x[0]) }
+	case "$flatten":
+		return pure1(func(x []Value) Value {
+			var fs []Value
+			flatten(x[0], &fs)
+			return &Tensor{Shape: []int64{int64(len(fs))}, Elems: fs}
+		})
+	case "$unflatten":
+		return func(x []Value) (Value, error) {
+			fs := x[0].(*Tensor).Elems
+			k := 0
+			r := unflatten(x[1], fs, &k)
+			if k != len(fs) {
+				return nil, fail(pos, "size mismatch: %d and %d", len(fs), k)
+			}
+			return r, nil
+		}
 	}
 	return nil
 }

@@ -628,3 +628,48 @@ func field(v Value, i int) Value {
 	}
 	return v.(TupleValue)[i]
 }
+
+// flatten appends the Floats of v to out in flat order ($flatten): tuple
+// fields in order, tensor elements row-major.
+func flatten(v Value, out *[]Value) {
+	switch v := v.(type) {
+	case float64:
+		*out = append(*out, v)
+	case TupleValue:
+		for _, e := range v {
+			flatten(e, out)
+		}
+	case *Tensor:
+		for _, e := range v.Elems {
+			flatten(e, out)
+		}
+	}
+}
+
+// unflatten returns t with its Floats replaced by fs[*k:] in flat order
+// ($unflatten), advancing *k past those it reads; it stops replacing when
+// fs runs out, and the caller checks that *k is len(fs).
+func unflatten(t Value, fs []Value, k *int) Value {
+	switch t := t.(type) {
+	case float64:
+		if *k >= len(fs) {
+			*k++
+			return t
+		}
+		*k++
+		return fs[*k-1]
+	case TupleValue:
+		r := make(TupleValue, len(t))
+		for i, e := range t {
+			r[i] = unflatten(e, fs, k)
+		}
+		return r
+	case *Tensor:
+		r := &Tensor{Shape: t.Shape, Elems: make([]Value, len(t.Elems))}
+		for i, e := range t.Elems {
+			r.Elems[i] = unflatten(e, fs, k)
+		}
+		return r
+	}
+	return t
+}

@@ -214,6 +214,8 @@ func (d *deriver) generate(f *ir.Func) {
 		f.Body = body
 	case "shape":
 		d.shapeBody(f, base, p)
+	case "jac":
+		d.jacBody(f, base, p)
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}

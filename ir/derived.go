@@ -13,7 +13,7 @@ import (
 // ([sufrevpass f] must be written [sufrevpass [f S]]).
 func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 	switch deriv {
-	case "D", "suffwdpass", "CL", "shape":
+	case "D", "suffwdpass", "CL", "shape", "jac":
 		return arg, true
 	case "fwd", "fwdfull", "rev", "sufrev", "vrev":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
@@ -60,6 +60,8 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 		return types.TupleOf(s, dt, ds), ds, ""
 	case "CL":
 		return s, t, ""
+	case "jac":
+		return s, types.TensorOf(2, types.FloatType), ""
 	case "shape":
 		sh, ok := types.Shape(t)
 		if !ok {

@@ -168,7 +168,7 @@ func idiv(x []any) (any, error) {
 }
 
 // table is the primitive table. It is read-only after initialisation.
-var table = append(append(baseTable, lmTable...), bogTable...)
+var table = append(append(append(baseTable, lmTable...), bogTable...), jacTable...)
 
 var baseTable = []*Prim{
 	// Arithmetic (prelude). Integer arithmetic wraps around; integer

@@ -262,6 +262,7 @@ var Derivations = map[string]bool{
 	"vrev":       true, // reverse mode returning the value too
 	"CL":         true,
 	"shape":      true,
+	"jac":        true,  // the dense Jacobian
 	"revacc":     false, // internal: reverse mode into an accumulator
 	"revfull":    false, // internal: reverse mode returning the value too
 	"fwdfull":    false, // internal: forward mode returning the value too

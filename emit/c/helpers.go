@@ -29,6 +29,11 @@ func helperGens(kind string) helperGen {
 		"tsneg":    genTsNeg,    // T (ctx, T x)
 		"dotdiff":  genDotDiff,  // double (ctx, pos, T a, T b, dT dt): ts_dot(a - b, dt)
 		"checkarg": genCheckArg, // void (ctx, pos, arg, T x): x from a host is well formed
+		"nfloats":  genNFloats,  // int64_t (T x): how many Floats x holds
+		"flatinto": genFlatInto, // void (T x, double *out, int64_t *k): x's Floats to out[*k...]
+		"flatten":  genFlatten,  // Vec Float (ctx, T x): x's Floats in flat order
+		"unflatat": genUnflatAt, // T (ctx, T t, const double *in, int64_t *k): t, Floats from in[*k...]
+		"unflat":   genUnflat,   // T (ctx, pos, Vec Float v, T t): t with v's elements as its Floats
 	}[kind]
 }
 
@@ -544,4 +549,105 @@ func genCheckArg(e *emitter, t *types.Type, h *hb) (string, string) {
 		}
 	}
 	return "void", "ks_ctx *ctx, const char *pos, const char *arg, " + e.ctype(t) + " x"
+}
+
+// genNFloats counts the Floats of x: the length of ($flatten x).
+func genNFloats(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)x;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return 1;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return 0;")
+	case types.Tuple:
+		h.line("int64_t r = 0;")
+		for i, et := range t.Elems {
+			h.line("r += %s(x.f%d);", e.helper("nfloats", et), i)
+		}
+		h.line("return r;")
+	case types.Tensor:
+		if t.Elem.Kind == types.Float {
+			h.line("return %s;", count("x", t.Rank))
+			break
+		}
+		h.line("int64_t r = 0;")
+		h.forEach(count("x", t.Rank), func(i string) {
+			h.line("r += %s(x.data[%s]);", e.helper("nfloats", t.Elem), i)
+		})
+		h.line("return r;")
+	}
+	return "int64_t", e.ctype(t) + " x"
+}
+
+// genFlatInto writes x's Floats to out from index *k on, in flat order
+// (tuple fields in order, tensor elements row-major), advancing *k.
+func genFlatInto(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)x; (void)out; (void)k;")
+	switch t.Kind {
+	case types.Float:
+		h.line("out[(*k)++] = x;")
+	case types.Tuple:
+		for i, et := range t.Elems {
+			h.line("%s(x.f%d, out, k);", e.helper("flatinto", et), i)
+		}
+	case types.Tensor:
+		h.forEach(count("x", t.Rank), func(i string) {
+			if t.Elem.Kind == types.Float {
+				h.line("out[(*k)++] = x.data[%s];", i)
+			} else {
+				h.line("%s(x.data[%s], out, k);", e.helper("flatinto", t.Elem), i)
+			}
+		})
+	}
+	return "void", e.ctype(t) + " x, double *out, int64_t *k"
+}
+
+// genFlatten compiles $flatten for a value of type t.
+func genFlatten(e *emitter, t *types.Type, h *hb) (string, string) {
+	vf := types.VecOf(types.FloatType)
+	h.line("%s r;", e.ctype(vf))
+	h.line("r.size = %s(x);", e.helper("nfloats", t))
+	h.line("r.data = ks_alloc_array(ctx, \"\", r.size, sizeof *r.data);")
+	h.line("int64_t k = 0;")
+	h.line("%s(x, r.data, &k);", e.helper("flatinto", t))
+	h.line("return r;")
+	return e.ctype(vf), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+// genUnflatAt returns t with its Floats read from in from index *k on,
+// advancing *k; t's other scalars and its sizes are kept.
+func genUnflatAt(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx; (void)t; (void)in; (void)k;")
+	switch t.Kind {
+	case types.Float:
+		h.line("return in[(*k)++];")
+	case types.Integer, types.Bool, types.String:
+		h.line("return t;")
+	case types.Tuple:
+		h.line("%s r = t;", e.ctype(t))
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, t.f%d, in, k);", i, e.helper("unflatat", et), i)
+		}
+		h.line("return r;")
+	case types.Tensor:
+		newLike(e, h, t, "r", "t")
+		h.forEach(count("t", t.Rank), func(i string) {
+			if t.Elem.Kind == types.Float {
+				h.line("r.data[%s] = in[(*k)++];", i)
+			} else {
+				h.line("r.data[%s] = %s(ctx, t.data[%s], in, k);", i, e.helper("unflatat", t.Elem), i)
+			}
+		})
+		h.line("return r;")
+	}
+	return e.ctype(t), "ks_ctx *ctx, " + e.ctype(t) + " t, const double *in, int64_t *k"
+}
+
+// genUnflat compiles $unflatten for a value of type t: it fails unless v
+// holds exactly as many Floats as t.
+func genUnflat(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("ks_check_same_size(ctx, pos, v.size, %s(t));", e.helper("nfloats", t))
+	h.line("int64_t k = 0;")
+	h.line("return %s(ctx, t, v.data, &k);", e.helper("unflatat", t))
+	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + e.ctype(types.VecOf(types.FloatType)) + " v, " + e.ctype(t) + " t"
 }

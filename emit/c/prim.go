@@ -88,6 +88,8 @@ func init() {
 		"$shape":          (*fn).primShape,
 		"shape":           (*fn).primShape,
 		"$zerosOfShape":   (*fn).primZerosOfShape,
+		"$flatten":        (*fn).primFlatten,
+		"$unflatten":      (*fn).primUnflatten,
 		"ts_zero":         (*fn).primTsZero,
 		"$addTo":          (*fn).primAddTo,
 		"$addAt":          (*fn).primAddAt,
@@ -411,6 +413,16 @@ func (f *fn) primShape(c *primCall) string {
 // primZerosOfShape compiles $zerosOfShape.
 func (f *fn) primZerosOfShape(c *primCall) string {
 	return f.temp(f.e.helper("zeros", c.e.T)+"(ctx, "+c.ps+", "+c.parts[0]+")", c.e.T)
+}
+
+// primFlatten compiles $flatten.
+func (f *fn) primFlatten(c *primCall) string {
+	return f.temp(f.e.helper("flatten", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+}
+
+// primUnflatten compiles $unflatten.
+func (f *fn) primUnflatten(c *primCall) string {
+	return f.temp(f.e.helper("unflat", c.e.T)+"(ctx, "+c.ps+", "+c.parts[0]+", "+c.parts[1]+")", c.e.T)
 }
 
 // primTsZero compiles ts_zero.

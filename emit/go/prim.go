@@ -335,6 +335,8 @@ func init() {
 		"$elim":           (*fn).primElim,
 		"$shape":          (*fn).primShape,
 		"shape":           (*fn).primShape,
+		"$flatten":        (*fn).primFlatten,
+		"$unflatten":      (*fn).primUnflatten,
 		"$zerosOfShape":   (*fn).primZerosOfShape,
 	}
 }
@@ -699,6 +701,16 @@ func (g *fn) primElim(c *primCall) val {
 // primShape compiles $shape.
 func (g *fn) primShape(c *primCall) val {
 	return g.temp(pureOf(g.e.rt("ShapeOf").Types(g.e.gotype(c.e.T)).Call(c.parts[0].code)), c.e.T)
+}
+
+// primFlatten compiles $flatten.
+func (g *fn) primFlatten(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("Flatten").Call(c.parts[0].code)), c.e.T)
+}
+
+// primUnflatten compiles $unflatten.
+func (g *fn) primUnflatten(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("Unflatten").Call(pos(c.e.P), c.parts[0].code, c.parts[1].code)), c.e.T)
 }
 
 // primZerosOfShape compiles $zerosOfShape.

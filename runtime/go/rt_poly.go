@@ -513,3 +513,88 @@ func shapeOf(t reflect.Type, x reflect.Value) reflect.Value {
 	}
 	return reflect.Zero(t)
 }
+
+// Flatten is $flatten: the Floats of x in flat order (tuple fields in
+// order, tensor elements row-major); other scalars are left out.
+func Flatten(x any) []float64 {
+	if x, ok := x.([]float64); ok {
+		return append([]float64(nil), x...)
+	}
+	var r []float64
+	flattenInto(reflect.ValueOf(x), &r)
+	if r == nil {
+		r = []float64{}
+	}
+	return r
+}
+
+func flattenInto(x reflect.Value, out *[]float64) {
+	switch {
+	case x.Kind() == reflect.Float64:
+		*out = append(*out, x.Float())
+	case isTensor(x):
+		xe := elems(x)
+		for i := 0; i < xe.Len(); i++ {
+			flattenInto(xe.Index(i), out)
+		}
+	case x.Kind() == reflect.Struct:
+		for i := 0; i < x.NumField(); i++ {
+			flattenInto(x.Field(i), out)
+		}
+	}
+}
+
+// Unflatten is $unflatten: t with its Floats replaced, in flat order, by
+// v's elements. It fails unless v has exactly as many elements.
+func Unflatten[T any](pos string, v []float64, t T) T {
+	tv := reflect.ValueOf(t)
+	CheckSameSize(pos, int64(len(v)), countFloats(tv))
+	k := 0
+	return unflattenFrom(tv, v, &k).Interface().(T)
+}
+
+func countFloats(x reflect.Value) int64 {
+	switch {
+	case x.Kind() == reflect.Float64:
+		return 1
+	case isTensor(x):
+		xe := elems(x)
+		if xe.Type().Elem().Kind() == reflect.Float64 {
+			return int64(xe.Len())
+		}
+		n := int64(0)
+		for i := 0; i < xe.Len(); i++ {
+			n += countFloats(xe.Index(i))
+		}
+		return n
+	case x.Kind() == reflect.Struct:
+		n := int64(0)
+		for i := 0; i < x.NumField(); i++ {
+			n += countFloats(x.Field(i))
+		}
+		return n
+	}
+	return 0
+}
+
+func unflattenFrom(t reflect.Value, v []float64, k *int) reflect.Value {
+	switch {
+	case t.Kind() == reflect.Float64:
+		*k++
+		return reflect.ValueOf(v[*k-1]).Convert(t.Type())
+	case isTensor(t):
+		r := newLike(t.Type(), t)
+		re, te := elems(r), elems(t)
+		for i := 0; i < te.Len(); i++ {
+			re.Index(i).Set(unflattenFrom(te.Index(i), v, k))
+		}
+		return r
+	case t.Kind() == reflect.Struct:
+		r := reflect.New(t.Type()).Elem()
+		for i := 0; i < t.NumField(); i++ {
+			r.Field(i).Set(unflattenFrom(t.Field(i), v, k))
+		}
+		return r
+	}
+	return t
+}

@@ -1,0 +1,81 @@
+package derive
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// jacBody makes the body of [jac f] for f : S -> T, the dense Jacobian at
+// x (language.md section 5): J[i][j] is the derivative of the i-th Float
+// of f's result by the j-th Float of x, both in flat order ($flatten:
+// tuple fields in order, tensor elements row-major; other scalars have no
+// tangent and no row or column).
+//
+// With n columns and m rows, J is computed by whichever costs fewer
+// sweeps: n columns by [fwd f] at the unit tangents, or, if m < n, m rows
+// by [sufrevpass f] at the unit cotangents, all from one BOG of one
+// [suffwdpass f], so the primal runs once. m comes from [shape f], which
+// computes no values, so the choice runs no sweep.
+func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
+	sh, err := d.need("shape", base, p)
+	var fw *ir.Func
+	if err == nil {
+		fw, err = d.need("fwd", base, p)
+	}
+	if err != nil {
+		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+		return
+	}
+	fwdPass, revPass, ok := d.splitPasses(base, p)
+	if !ok {
+		return
+	}
+	x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
+	f.Params, f.OneParam = []*ir.Var{x}, true
+	ref := func(v *ir.Var) ir.Expr { return ir.Ref(p, v) }
+	let := func(base string, rhs ir.Expr, body func(v *ir.Var) ir.Expr) ir.Expr {
+		v := d.ns.FreshVar(p, base, rhs.Type())
+		return ir.MkLet(p, v, rhs, body(v))
+	}
+	// unit is the k-th unit vector of the space whose zero is zero.
+	unit := func(size, k, zero *ir.Var) ir.Expr {
+		return ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "deltaVec", ref(size), ref(k), ir.Float(p, 1)), ref(zero))
+	}
+	// vectors builds count vectors, the k-th made by sweep from k.
+	vectors := func(count *ir.Var, sweep func(k *ir.Var) ir.Expr) ir.Expr {
+		k := d.ns.FreshVar(p, "k", types.IntegerType)
+		return ir.MkPrim(p, "build", ref(count), ir.MkLam(p, k, ir.MkPrim(p, "$flatten", sweep(k))))
+	}
+	// matrix is the m x n Jacobian from the vectors vs: its columns, or
+	// its rows if byRow.
+	matrix := func(m, n, vs *ir.Var, byRow bool) ir.Expr {
+		ij := d.ns.FreshVar(p, "ij", types.TupleOf(types.IntegerType, types.IntegerType))
+		outer, inner := ir.MkGet(p, 2, ref(ij)), ir.MkGet(p, 1, ref(ij))
+		if byRow {
+			outer, inner = inner, outer
+		}
+		elem := ir.MkPrim(p, "index", inner, ir.MkPrim(p, "index", outer, ref(vs)))
+		return ir.MkPrim(p, "build", ir.MkTuple(p, ref(m), ref(n)), ir.MkLam(p, ij, elem))
+	}
+	size := func(v ir.Expr) ir.Expr { return ir.MkPrim(p, "size", ir.MkPrim(p, "$flatten", v)) }
+	f.Body = let("dx", ir.MkPrim(p, "ts_zero", ref(x)), func(dx *ir.Var) ir.Expr {
+		return let("n", size(ref(dx)), func(n *ir.Var) ir.Expr {
+			y := ir.MkPrim(p, "$zerosOfShape", ir.CallFunc(p, sh, ref(x)), &ir.Dummy{P: p, T: base.Result})
+			return let("dy", ir.MkPrim(p, "ts_zero", y), func(dy *ir.Var) ir.Expr {
+				return let("m", size(ref(dy)), func(m *ir.Var) ir.Expr {
+					byCol := let("cols", vectors(n, func(j *ir.Var) ir.Expr {
+						return ir.CallFunc(p, fw, ref(x), unit(n, j, dx))
+					}), func(cols *ir.Var) ir.Expr { return matrix(m, n, cols, false) })
+					byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
+						return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
+							return let("rows", vectors(m, func(i *ir.Var) ir.Expr {
+								return ir.CallFunc(p, revPass, unit(m, i, dy), ref(b))
+							}), func(rows *ir.Var) ir.Expr { return matrix(m, n, rows, true) })
+						})
+					})
+					return ir.MkIf(p, ir.MkPrim(p, "lte", ref(n), ref(m)), byCol, byRow)
+				})
+			})
+		})
+	})
+}

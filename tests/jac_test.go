@@ -1,0 +1,209 @@
+package tests
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+	"github.com/ksc-lang/ksc/eval"
+	"github.com/ksc-lang/ksc/ir"
+)
+
+// jacCases are functions whose [jac f] TestJacobian checks. The flat
+// order, the choice between columns (n <= m: forward sweeps) and rows
+// (reverse sweeps), Integer arguments (no column), tensors, ragged
+// vectors, tuples, if, fold and recursion all occur.
+var jacCases = []struct {
+	name, defs, f, argType, arg string
+}{
+	{"scalar", `(def f Float ((x : Float)) (mul x (sin x)))`, "f", "Float", "0.7"},
+	{"rows", `(def f Float ((v : Vec Float)) (sum (build (size v) (lam (i : Integer) (mul (index i v) (exp (index i v)))))))`,
+		"f", "Vec Float", "(build 4 (lam (i : Integer) (mul 0.3 (to_float i))))"},
+	{"columns", `(def f (Vec Float) ((x : Float) (k : Integer)) (build k (lam (i : Integer) (sin (mul x (to_float i))))))`,
+		"f", "Tuple Float Integer", "(tuple 0.4 5)"},
+	{"tuples", `(def f (Tuple Float (Vec Float)) ((a : Float) (v : Vec Float))
+  (tuple (mul a (sum v)) (build (size v) (lam (i : Integer) (div (index i v) (add a 2.0))))))`,
+		"f", "Tuple Float (Vec Float)", "(tuple 1.5 (build 3 (lam (i : Integer) (add 1.0 (to_float i)))))"},
+	{"matrix", `(def f (Vec Float) ((m : Tensor 2 Float) (v : Vec Float))
+  (build (size v) (lam (i : Integer) (sumbuild (size v) (lam (j : Integer) (mul (index (tuple i j) m) (tanh (index j v))))))))`,
+		"f", "Tuple (Tensor 2 Float) (Vec Float)",
+		"(tuple (build (tuple 2 2) (lam (ij : Tuple Integer Integer) (to_float (add (get$1$2 ij) (mul 2 (get$2$2 ij)))))) (build 2 (lam (i : Integer) (sub 0.5 (to_float i)))))"},
+	{"ragged", `(def f Float ((vs : Vec (Vec Float)))
+  (sumbuild (size vs) (lam (i : Integer) (let (v (index i vs)) (mul (to_float (add i 1)) (sum (build (size v) (lam (j : Integer) (mul (index j v) (index j v))))))))))`,
+		"f", "Vec (Vec Float)", "(build 3 (lam (i : Integer) (build (add i 1) (lam (j : Integer) (to_float (sub j i))))))"},
+	{"if", `(def f (Tuple Float Float) ((x : Float) (y : Float)) (if (gt x y) (tuple (mul x y) (sub x y)) (tuple (div x y) (log y))))`,
+		"f", "Tuple Float Float", "(tuple 0.8 1.7)"},
+	{"fold", `(def f Float ((v : Vec Float) (x : Float))
+  (fold (lam (acc_a : Tuple Float Float) (let ((acc a) acc_a) (add (mul acc x) (sin a)))) 1.0 v))`,
+		"f", "Tuple (Vec Float) Float", "(tuple (build 3 (lam (i : Integer) (to_float i))) 0.9)"},
+	{"recursion", `(def f Float ((v : Vec Float) (i : Integer))
+  (if (eq i (size v)) 1.0 (mul (cos (index i v)) (f v (add i 1)))))`,
+		"f", "Tuple (Vec Float) Integer", "(tuple (build 3 (lam (i : Integer) (mul 0.5 (to_float i)))) 0)"},
+	{"no columns", `(def f (Vec Float) ((k : Integer)) (build k (lam (i : Integer) (to_float i))))`,
+		"f", "Integer", "2"},
+}
+
+// TestJacobian checks [jac f] in each backend against central differences
+// of f computed by the reference evaluator, which shares no code with
+// derivation, optimisation or code generation.
+func TestJacobian(t *testing.T) {
+	needCC(t)
+	for _, c := range jacCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			src := c.defs + "\n(def jacarg (" + c.argType + ") () " + c.arg + ")\n" +
+				"(def main Integer () (print ([jac " + c.f + "] (jacarg)) \"\\n\"))\n"
+			file := filepath.Join(t.TempDir(), "jac.ks")
+			if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			want := finiteDifferenceJacobian(t, file, c.f)
+			for _, backend := range []string{"c", "go"} {
+				if !wantBackend(backend) {
+					continue
+				}
+				r := runProgram(t, backend, file)
+				if r.code != 0 {
+					t.Fatalf("%s: status %d\n%s", backend, r.code, r.stderr)
+				}
+				got := parseMatrix(t, strings.TrimSpace(r.stdout))
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d rows, want %d: %s", backend, len(got), len(want), r.stdout)
+				}
+				for i := range want {
+					if len(got[i]) != len(want[i]) {
+						t.Fatalf("%s: row %d has %d columns, want %d: %s", backend, i, len(got[i]), len(want[i]), r.stdout)
+					}
+					for j := range want[i] {
+						if d := math.Abs(got[i][j] - want[i][j]); d > 1e-4*(1+math.Abs(want[i][j])) {
+							t.Errorf("%s: J[%d][%d] = %g, central differences give %g", backend, i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// finiteDifferenceJacobian returns the Jacobian of name at (jacarg) by
+// central differences, evaluating f with the reference evaluator.
+func finiteDifferenceJacobian(t *testing.T, file, name string) [][]float64 {
+	t.Helper()
+	prog, err := driver.Load([]string{file}, driver.Typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(n string) *ir.Func {
+		for _, f := range prog.Funcs {
+			if f.Name.String() == n && f.Body != nil {
+				return f
+			}
+		}
+		t.Fatalf("no function %s", n)
+		return nil
+	}
+	f := find(name)
+	x, err := eval.Call(prog, find("jacarg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(x eval.Value) []float64 {
+		args := []eval.Value{x}
+		if len(f.Params) > 1 {
+			args = x.(eval.Tuple)
+		}
+		y, err := eval.Call(prog, f, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return flattenValue(y, nil)
+	}
+	xs := flattenValue(x, nil)
+	rows := len(call(x))
+	jac := make([][]float64, rows)
+	for i := range jac {
+		jac[i] = make([]float64, len(xs))
+	}
+	for j := range xs {
+		h := 1e-6 * (1 + math.Abs(xs[j]))
+		at := func(d float64) []float64 {
+			p := append([]float64(nil), xs...)
+			p[j] += d
+			k := 0
+			return call(replaceFloats(x, p, &k))
+		}
+		hi, lo := at(h), at(-h)
+		for i := range jac {
+			jac[i][j] = (hi[i] - lo[i]) / (2 * h)
+		}
+	}
+	return jac
+}
+
+// flattenValue appends the Floats of an evaluator value in flat order.
+func flattenValue(v eval.Value, out []float64) []float64 {
+	switch v := v.(type) {
+	case float64:
+		return append(out, v)
+	case eval.Tuple:
+		for _, e := range v {
+			out = flattenValue(e, out)
+		}
+	case *eval.Tensor:
+		for _, e := range v.Data {
+			out = flattenValue(e, out)
+		}
+	}
+	return out
+}
+
+// replaceFloats returns v with its Floats taken from xs[*k:] in flat order.
+func replaceFloats(v eval.Value, xs []float64, k *int) eval.Value {
+	switch v := v.(type) {
+	case float64:
+		*k++
+		return xs[*k-1]
+	case eval.Tuple:
+		r := make(eval.Tuple, len(v))
+		for i, e := range v {
+			r[i] = replaceFloats(e, xs, k)
+		}
+		return r
+	case *eval.Tensor:
+		r := &eval.Tensor{Shape: v.Shape, Data: make([]eval.Value, len(v.Data))}
+		for i, e := range v.Data {
+			r.Data[i] = replaceFloats(e, xs, k)
+		}
+		return r
+	}
+	return v
+}
+
+// parseMatrix parses a printed (Tensor 2 Float), [[a, b], [c, d]].
+func parseMatrix(t *testing.T, s string) [][]float64 {
+	t.Helper()
+	inner, ok := strings.CutPrefix(s, "[")
+	if inner, ok = strings.CutSuffix(inner, "]"); !ok || inner == "" {
+		t.Fatalf("not a matrix: %q", s)
+	}
+	var m [][]float64
+	for _, row := range strings.Split(inner, "], [") {
+		row = strings.Trim(row, "[]")
+		r := []float64{}
+		if row != "" {
+			for _, x := range strings.Split(row, ", ") {
+				f, err := strconv.ParseFloat(x, 64)
+				if err != nil {
+					t.Fatalf("not a matrix: %q: %v", s, err)
+				}
+				r = append(r, f)
+			}
+		}
+		m = append(m, r)
+	}
+	return m
+}
