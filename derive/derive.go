@@ -20,6 +20,8 @@
 //	[vrev f]       the value and the gradient from one forward sweep
 //	[CL f]         f through the categorical language and back (package cl)
 //	[shape f]      the shape of f's result without its values (shape.go)
+//	[jac f]        the dense Jacobian: columns by [fwd f] or rows by
+//	               [sufrevpass f] on one BOG, whichever are fewer (jac.go)
 package derive
 
 import (

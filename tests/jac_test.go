@@ -47,9 +47,10 @@ var jacCases = []struct {
 		"f", "Integer", "2"},
 }
 
-// TestJacobian checks [jac f] in each backend against central differences
-// of f computed by the reference evaluator, which shares no code with
-// derivation, optimisation or code generation.
+// TestJacobian checks [jac f] in each backend, and with --rev bog and
+// --ad cps (which make the sweeps' derivatives differently), against
+// central differences of f computed by the reference evaluator, which
+// shares no code with derivation, optimisation or code generation.
 func TestJacobian(t *testing.T) {
 	needCC(t)
 	for _, c := range jacCases {
@@ -62,11 +63,15 @@ func TestJacobian(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := finiteDifferenceJacobian(t, file, c.f)
-			for _, backend := range []string{"c", "go"} {
-				if !wantBackend(backend) {
+			for _, run := range []struct {
+				backend string
+				opts    driver.Options
+			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}, {"go", driver.Options{AD: "cps"}}} {
+				backend := run.backend + " " + run.opts.Rev + run.opts.AD
+				if !wantBackend(run.backend) {
 					continue
 				}
-				r := runProgram(t, backend, file)
+				r := runProgramWith(t, run.backend, run.opts, file)
 				if r.code != 0 {
 					t.Fatalf("%s: status %d\n%s", backend, r.code, r.stderr)
 				}
@@ -206,4 +211,57 @@ func parseMatrix(t *testing.T, s string) [][]float64 {
 		m = append(m, r)
 	}
 	return m
+}
+
+// TestJacobianSweeps counts the primal work of [jac f] with the counting
+// edef (testdata/cost/counted.c). By rows (m < n), one forward pass
+// records the BOG that every reverse sweep reads: f's calls, once,
+// whatever m is. By columns, each of the n sweeps is a call of [fwd f],
+// which runs f's primal code again (a vector forward mode would run it
+// once): n times [fwd f]'s calls.
+func TestJacobianSweeps(t *testing.T) {
+	cc := countingCC(t)
+	src := `(edef counted Float Float)
+(def [fwd counted] Float ((x : Float) (dx : Float)) (mul (cos x) dx))
+(def [rev counted] Float ((x : Float) (dr : Float)) (mul (cos x) dr))
+(edef ncount Integer Integer)
+; 8 columns, 3 rows: by rows
+(def rows (Vec Float) ((v : Vec Float))
+  (let (s (sumbuild (size v) (lam (i : Integer) (counted (index i v)))))
+    (build 3 (lam (k : Integer) (mul s (to_float (add k (size v))))))))
+; 2 columns, 4 rows: by columns
+(def cols (Vec Float) ((x : Float) (y : Float))
+  (let (a (counted (mul x y)))
+    (build 4 (lam (k : Integer) (mul a (add (to_float k) (counted y)))))))
+(def main Integer ()
+  (let (v (build 8 (lam (i : Integer) (to_float i))))
+    (print (rows v) " " (ncount 1) " " ([jac rows] v) " " (ncount 2) " "
+           (cols 0.5 0.25) " " (ncount 3) " " ([fwd cols] (tuple 0.5 0.25) (tuple 1.0 0.0)) " " (ncount 4) " "
+           ([jac cols] 0.5 0.25) " " (ncount 5) "\n")))
+`
+	file := filepath.Join(t.TempDir(), "sweeps.ks")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tryProgram("c", driver.Options{}, cc, t.TempDir(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 || r.warnings != "" {
+		t.Fatalf("status %d\n%s%s", r.code, r.warnings, r.stderr)
+	}
+	var counts []string
+	for _, w := range strings.Fields(r.stdout) {
+		if !strings.ContainsAny(w, "[],.") {
+			counts = append(counts, w)
+		}
+	}
+	if len(counts) != 5 {
+		t.Fatalf("cannot read the counts in %q", r.stdout)
+	}
+	fwd, _ := strconv.Atoi(counts[3])
+	want := []string{"8", "8", "5", counts[3], strconv.Itoa(2 * fwd)}
+	if strings.Join(counts, " ") != strings.Join(want, " ") || fwd > 2*5 {
+		t.Errorf("counted calls in rows, [jac rows], cols, [fwd cols], [jac cols]: %v, want %v ([fwd cols] at most 10)\n%s", counts, want, r.stdout)
+	}
 }

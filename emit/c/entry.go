@@ -40,7 +40,7 @@ type slot struct {
 const resultVar = "ks_r"
 
 // entryOf returns the C signature of f. A derivative [D g] of a function
-// g gets the layout of its derivation; anything else (f itself, [CL f],
+// g gets the layout of its derivation ([jac g] g's parameter names); anything else (f itself, [CL f],
 // [shape f], a derivative of a derivative) takes its argument tuple's
 // fields and gives one result, out.
 func (e *emitter) entryOf(f *ir.Func) entry {
@@ -126,6 +126,10 @@ func (e *emitter) derivedEntry(f *ir.Func, deriv string) (entry, bool) {
 		if !pair(f.Arg) {
 			return en, false
 		}
+	case "jac":
+		if !f.Arg.Equal(s) {
+			return en, false
+		}
 	}
 	switch deriv {
 	case "fwd":
@@ -165,6 +169,11 @@ func (e *emitter) derivedEntry(f *ir.Func, deriv string) (entry, bool) {
 		en.params = []slot{{name: "dout", t: dt, role: "cotangent"}, {name: "bog", t: b, role: "bog"}}
 		en.args = []string{"dout", "bog"}
 		grads(resultVar, nil)
+	case "jac":
+		args()
+		en.args = append([]string(nil), names...)
+		en.outs = []slot{{name: "out", t: f.Result, role: "value"}}
+		en.stores = []string{"*out = " + resultVar + ";"}
 	default:
 		return en, false
 	}

@@ -58,6 +58,15 @@ int main(void) {
   CHECK(model_scale(ctx, 2.0, v, &s) == model_OK);
   CHECK(s.f0.size == 3 && s.f0.data[0] == 2.0 && s.f0.data[2] == 4.0);
   CHECK(s.f1 == 3.0);
+
+  /* The dense Jacobian: row-major, a row per Float of the result. */
+  model_ten2_f64 J;
+  CHECK(model_jac_scale(ctx, 2.0, v, &J) == model_OK);
+  CHECK(J.size[0] == 4 && J.size[1] == 4);
+  static const double want[16] = {1, 2, 0, 0, 2, 0, 2, 0, 2, 0, 0, 2, 0, 1.0 / 3, 2.0 / 3, 2.0 / 3};
+  for (int k = 0; k < 16; k++) CHECK(fabs(J.data[k] - want[k]) < 1e-15);
+  model_vec_f64 nullv = {2, NULL};
+  CHECK(model_jac_scale(ctx, 2.0, nullv, &J) == model_ERR_RUNTIME);
   CHECK(data[0] == 1.0 && data[2] == 2.0); /* inputs are not modified */
 
   double r0[2] = {1, 2}, r1[1] = {5};
