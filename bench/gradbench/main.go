@@ -9,7 +9,7 @@
 //	DIR/ksc-gradbench < messages
 //
 // DIR keeps the libraries the tool loads. The evals so far: hello, lse,
-// llsq, det, gmm, ode, lstm (docs/performance.md, "GradBench").
+// llsq, det, gmm, ode, lstm, ba (docs/performance.md, "GradBench").
 package main
 
 import (
@@ -56,6 +56,7 @@ var evals = []struct {
 	{"gmm", []string{"bench/gmm.ks"}},
 	{"ode", nil},
 	{"lstm", []string{"bench/lstm.ks"}},
+	{"ba", nil},
 }
 
 // build builds the tool in dir and returns the path of its executable.

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 
+	"kscgradbench/ba"
 	"kscgradbench/det"
 	"kscgradbench/gmm"
 	"kscgradbench/hello"
@@ -133,6 +134,92 @@ var modules = map[string]func() (*module, error){
 			}
 		})
 	},
+	"ba": func() (*module, error) {
+		return open(ba.NewContext, func(c *ba.Context) map[string]function {
+			return map[string]function{
+				"objective": baFunction(func(in *baInput) (any, error) {
+					r, err := c.BaObjective(in.cams, in.xs, in.ws, in.camIdx, in.ptIdx, in.feats)
+					if err != nil {
+						return nil, err
+					}
+					reproj, werr := r.F0, r.F1
+					type repeated struct {
+						Elements []float64 `json:"elements"`
+						Repeated int       `json:"repeated"`
+					}
+					type element struct {
+						Element  float64 `json:"element"`
+						Repeated int     `json:"repeated"`
+					}
+					return struct {
+						Reproj repeated `json:"reproj_error"`
+						W      element  `json:"w_err"`
+					}{repeated{reproj[:2], len(reproj) / 2}, element{werr[0], len(werr)}}, nil
+				}),
+				"jacobian": baFunction(func(in *baInput) (any, error) {
+					j, err := c.BaJacobian(in.cams, in.xs, in.ws, in.camIdx, in.ptIdx, in.feats)
+					if err != nil {
+						return nil, err
+					}
+					rows, cols, vals := j.F0, j.F1, j.F2
+					// GradBench takes the first 30 entries of each list
+					// and the last.
+					return struct {
+						Rows []int64   `json:"rows"`
+						Cols []int64   `json:"cols"`
+						Vals []float64 `json:"vals"`
+					}{firstAndLast(rows), firstAndLast(cols), firstAndLast(vals)}, nil
+				}),
+			}
+		})
+	},
+}
+
+// baInput is the ba eval's problem: its one camera, point, weight and
+// feature repeated as GradBench's manual tool repeats them (n cameras, m
+// points, p observations, observation i of point i mod m by camera i mod
+// n), before the timed calls, as the manual tool does.
+type baInput struct {
+	cams, xs, feats [][]float64
+	ws              []float64
+	camIdx, ptIdx   []int64
+}
+
+// baFunction makes a function of the ba eval from f on the expanded input.
+func baFunction(f func(in *baInput) (any, error)) function {
+	return func(raw json.RawMessage) (func() (any, error), error) {
+		var in struct {
+			N, M, P int64
+			Cam, X  []float64
+			W       float64
+			Feat    []float64
+		}
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, err
+		}
+		b := &baInput{}
+		for i := int64(0); i < in.N; i++ {
+			b.cams = append(b.cams, in.Cam)
+		}
+		for i := int64(0); i < in.M; i++ {
+			b.xs = append(b.xs, in.X)
+		}
+		for i := int64(0); i < in.P; i++ {
+			b.ws = append(b.ws, in.W)
+			b.camIdx = append(b.camIdx, i%in.N)
+			b.ptIdx = append(b.ptIdx, i%in.M)
+			b.feats = append(b.feats, in.Feat)
+		}
+		return func() (any, error) { return f(b) }, nil
+	}
+}
+
+// firstAndLast returns the first 30 elements of xs and its last.
+func firstAndLast[T any](xs []T) []T {
+	if len(xs) <= 31 {
+		return xs
+	}
+	return append(append([]T(nil), xs[:30]...), xs[len(xs)-1])
 }
 
 // open makes a module: a context of its library (newContext) and the
