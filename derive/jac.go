@@ -57,25 +57,83 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 		elem := ir.MkPrim(p, "index", inner, ir.MkPrim(p, "index", outer, ref(vs)))
 		return ir.MkPrim(p, "build", ir.MkTuple(p, ref(m), ref(n)), ir.MkLam(p, ij, elem))
 	}
-	size := func(v ir.Expr) ir.Expr { return ir.MkPrim(p, "size", ir.MkPrim(p, "$flatten", v)) }
 	f.Body = let("dx", ir.MkPrim(p, "ts_zero", ref(x)), func(dx *ir.Var) ir.Expr {
-		return let("n", size(ref(dx)), func(n *ir.Var) ir.Expr {
-			y := ir.MkPrim(p, "$zerosOfShape", ir.CallFunc(p, sh, ref(x)), &ir.Dummy{P: p, T: base.Result})
-			return let("dy", ir.MkPrim(p, "ts_zero", y), func(dy *ir.Var) ir.Expr {
-				return let("m", size(ref(dy)), func(m *ir.Var) ir.Expr {
-					byCol := let("cols", vectors(n, func(j *ir.Var) ir.Expr {
-						return ir.CallFunc(p, fw, ref(x), unit(n, j, dx))
-					}), func(cols *ir.Var) ir.Expr { return matrix(m, n, cols, false) })
-					byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
-						return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
-							return let("rows", vectors(m, func(i *ir.Var) ir.Expr {
-								return ir.CallFunc(p, revPass, unit(m, i, dy), ref(b))
-							}), func(rows *ir.Var) ir.Expr { return matrix(m, n, rows, true) })
+		return let("n", d.floats(p, ir.MkPrim(p, "$shape", ref(x)), f.Arg), func(n *ir.Var) ir.Expr {
+			return let("sh", ir.CallFunc(p, sh, ref(x)), func(shy *ir.Var) ir.Expr {
+				y := ir.MkPrim(p, "$zerosOfShape", ref(shy), &ir.Dummy{P: p, T: base.Result})
+				return let("dy", ir.MkPrim(p, "ts_zero", y), func(dy *ir.Var) ir.Expr {
+					return let("m", d.floats(p, ref(shy), base.Result), func(m *ir.Var) ir.Expr {
+						byCol := let("cols", vectors(n, func(j *ir.Var) ir.Expr {
+							return ir.CallFunc(p, fw, ref(x), unit(n, j, dx))
+						}), func(cols *ir.Var) ir.Expr { return matrix(m, n, cols, false) })
+						byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
+							return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
+								return let("rows", vectors(m, func(i *ir.Var) ir.Expr {
+									return ir.CallFunc(p, revPass, unit(m, i, dy), ref(b))
+								}), func(rows *ir.Var) ir.Expr { return matrix(m, n, rows, true) })
+							})
 						})
+						return ir.MkIf(p, ir.MkPrim(p, "lte", ref(n), ref(m)), byCol, byRow)
 					})
-					return ir.MkIf(p, ir.MkPrim(p, "lte", ref(n), ref(m)), byCol, byRow)
 				})
 			})
 		})
 	})
+}
+
+// floats returns the number of Floats in a value of type t whose shape
+// is sh (language.md section 5), the length of its $flatten, computed
+// from the sizes without making or reading the value: a constant for a
+// type whose values all look alike.
+func (d *deriver) floats(p ir.Pos, sh ir.Expr, t *types.Type) ir.Expr {
+	if t.IsUniform() {
+		return ir.Int(p, int64(uniformFloats(t)))
+	}
+	switch t.Kind {
+	case types.Tuple:
+		var sum ir.Expr = ir.Int(p, 0)
+		for i, e := range t.Elems {
+			if k := d.floats(p, ir.MkGet(p, i+1, sh), e); !isZero(k) {
+				sum = ir.MkPrim(p, "add", sum, k)
+			}
+		}
+		return sum
+	case types.Tensor:
+		if t.Elem.IsUniform() {
+			// sh is the tensor's size: an Integer, or a tuple of them.
+			count := sh
+			if t.Rank > 1 {
+				count = ir.MkGet(p, 1, sh)
+				for i := 2; i <= t.Rank; i++ {
+					count = ir.MkPrim(p, "mul", count, ir.MkGet(p, i, sh))
+				}
+			}
+			return ir.MkPrim(p, "mul", count, ir.Int(p, int64(uniformFloats(t.Elem))))
+		}
+		// sh is the tensor of the elements' shapes.
+		ix := d.ns.FreshVar(p, "i", types.IndexType(t.Rank))
+		elem := ir.MkPrim(p, "index", ir.Ref(p, ix), sh)
+		return ir.MkPrim(p, "sumbuild", ir.MkPrim(p, "size", sh), ir.MkLam(p, ix, d.floats(p, elem, t.Elem)))
+	}
+	return ir.Int(p, 0)
+}
+
+// uniformFloats is the number of Floats in a value of a uniform type.
+func uniformFloats(t *types.Type) int {
+	switch t.Kind {
+	case types.Float:
+		return 1
+	case types.Tuple:
+		n := 0
+		for _, e := range t.Elems {
+			n += uniformFloats(e)
+		}
+		return n
+	}
+	return 0
+}
+
+func isZero(e ir.Expr) bool {
+	c, ok := e.(*ir.Const)
+	return ok && c.Val == int64(0)
 }
