@@ -57,19 +57,56 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 		elem := ir.MkPrim(p, "index", inner, ir.MkPrim(p, "index", outer, ref(vs)))
 		return ir.MkPrim(p, "build", ir.MkTuple(p, ref(m), ref(n)), ir.MkLam(p, ij, elem))
 	}
-	f.Body = let("dx", ir.MkPrim(p, "ts_zero", ref(x)), func(dx *ir.Var) ir.Expr {
-		return let("n", d.floats(p, ir.MkPrim(p, "$shape", ref(x)), f.Arg), func(n *ir.Var) ir.Expr {
+	// The columns are those of the arguments at the positions wrt ([jac f
+	// I...]), or all. A tangent of those arguments (made by $unflatten) is
+	// spread into one of x with zeros elsewhere; a gradient is cut down
+	// to those arguments' parts.
+	wrt := f.Name.Wrt
+	if f.Arg.Kind != types.Tuple {
+		wrt = nil // the only position is 0
+	}
+	chosen := func(e ir.Expr) ir.Expr {
+		if wrt == nil {
+			return e
+		}
+		return d.wrtParts(p, wrt, f.Arg, e)
+	}
+	spread := func(u ir.Expr) ir.Expr {
+		if wrt == nil {
+			return u
+		}
+		v := d.ns.FreshVar(p, "u", u.Type())
+		parts := make([]ir.Expr, len(f.Arg.Elems))
+		for j := range parts {
+			parts[j] = ir.MkPrim(p, "ts_zero", ir.MkGet(p, j+1, ref(x)))
+		}
+		for k, j := range wrt {
+			parts[j] = ref(v)
+			if len(wrt) > 1 {
+				parts[j] = ir.MkGet(p, k+1, ref(v))
+			}
+		}
+		return ir.MkLet(p, v, u, ir.MkTuple(p, parts...))
+	}
+	var argShape ir.Expr = ir.MkPrim(p, "$shape", ref(x))
+	argType := f.Arg
+	if wrt != nil {
+		argShape = ir.MkPrim(p, "$shape", chosen(ref(x)))
+		argType = chosen(ref(x)).Type()
+	}
+	f.Body = let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
+		return let("n", d.floats(p, argShape, argType), func(n *ir.Var) ir.Expr {
 			return let("sh", ir.CallFunc(p, sh, ref(x)), func(shy *ir.Var) ir.Expr {
 				y := ir.MkPrim(p, "$zerosOfShape", ref(shy), &ir.Dummy{P: p, T: base.Result})
 				return let("dy", ir.MkPrim(p, "ts_zero", y), func(dy *ir.Var) ir.Expr {
 					return let("m", d.floats(p, ref(shy), base.Result), func(m *ir.Var) ir.Expr {
 						byCol := let("cols", vectors(n, func(j *ir.Var) ir.Expr {
-							return ir.CallFunc(p, fw, ref(x), unit(n, j, dx))
+							return ir.CallFunc(p, fw, ref(x), spread(unit(n, j, dx)))
 						}), func(cols *ir.Var) ir.Expr { return matrix(m, n, cols, false) })
 						byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
 							return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
 								return let("rows", vectors(m, func(i *ir.Var) ir.Expr {
-									return ir.CallFunc(p, revPass, unit(m, i, dy), ref(b))
+									return chosen(ir.CallFunc(p, revPass, unit(m, i, dy), ref(b)))
 								}), func(rows *ir.Var) ir.Expr { return matrix(m, n, rows, true) })
 							})
 						})

@@ -93,21 +93,27 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 // given res, that of [deriv f]: the tangent of the argument at I's one
 // position, or the tuple of the tangents at its positions, in place of
 // the whole gradient. The positions index the fields of s if it is a
-// tuple; otherwise the only position is 0. Only rev and vrev take
-// positions.
+// tuple; otherwise the only position is 0. Only rev, vrev and jac take
+// positions ([jac f I] has the Jacobian's type, with the columns of the
+// arguments at I only).
 func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string) {
-	if deriv != "rev" && deriv != "vrev" {
-		return nil, "only [rev f ...] and [vrev f ...] take the positions of the arguments to differentiate"
+	if deriv != "rev" && deriv != "vrev" && deriv != "jac" {
+		return nil, "only [rev f ...], [vrev f ...] and [jac f ...] take the positions of the arguments to differentiate"
 	}
 	args := []*types.Type{s}
 	if s.Kind == types.Tuple {
 		args = s.Elems
 	}
-	var ds []*types.Type
 	for _, i := range wrt {
 		if i >= len(args) {
 			return nil, fmt.Sprintf("argument position %d is out of range: the function takes %d argument(s), at positions 0 to %d", i, len(args), len(args)-1)
 		}
+	}
+	if deriv == "jac" {
+		return res, "" // the columns of the arguments at wrt only
+	}
+	var ds []*types.Type
+	for _, i := range wrt {
 		d, _ := types.Tangent(args[i])
 		ds = append(ds, d)
 	}

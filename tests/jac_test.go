@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,32 +20,39 @@ import (
 // vectors, tuples, if, fold and recursion all occur.
 var jacCases = []struct {
 	name, defs, f, argType, arg string
+	wrt                         []int // [jac f wrt...]: the columns of these arguments only
 }{
-	{"scalar", `(def f Float ((x : Float)) (mul x (sin x)))`, "f", "Float", "0.7"},
+	{"scalar", `(def f Float ((x : Float)) (mul x (sin x)))`, "f", "Float", "0.7", nil},
 	{"rows", `(def f Float ((v : Vec Float)) (sum (build (size v) (lam (i : Integer) (mul (index i v) (exp (index i v)))))))`,
-		"f", "Vec Float", "(build 4 (lam (i : Integer) (mul 0.3 (to_float i))))"},
+		"f", "Vec Float", "(build 4 (lam (i : Integer) (mul 0.3 (to_float i))))", nil},
 	{"columns", `(def f (Vec Float) ((x : Float) (k : Integer)) (build k (lam (i : Integer) (sin (mul x (to_float i))))))`,
-		"f", "Tuple Float Integer", "(tuple 0.4 5)"},
+		"f", "Tuple Float Integer", "(tuple 0.4 5)", nil},
 	{"tuples", `(def f (Tuple Float (Vec Float)) ((a : Float) (v : Vec Float))
   (tuple (mul a (sum v)) (build (size v) (lam (i : Integer) (div (index i v) (add a 2.0))))))`,
-		"f", "Tuple Float (Vec Float)", "(tuple 1.5 (build 3 (lam (i : Integer) (add 1.0 (to_float i)))))"},
+		"f", "Tuple Float (Vec Float)", "(tuple 1.5 (build 3 (lam (i : Integer) (add 1.0 (to_float i)))))", nil},
 	{"matrix", `(def f (Vec Float) ((m : Tensor 2 Float) (v : Vec Float))
   (build (size v) (lam (i : Integer) (sumbuild (size v) (lam (j : Integer) (mul (index (tuple i j) m) (tanh (index j v))))))))`,
 		"f", "Tuple (Tensor 2 Float) (Vec Float)",
-		"(tuple (build (tuple 2 2) (lam (ij : Tuple Integer Integer) (to_float (add (get$1$2 ij) (mul 2 (get$2$2 ij)))))) (build 2 (lam (i : Integer) (sub 0.5 (to_float i)))))"},
+		"(tuple (build (tuple 2 2) (lam (ij : Tuple Integer Integer) (to_float (add (get$1$2 ij) (mul 2 (get$2$2 ij)))))) (build 2 (lam (i : Integer) (sub 0.5 (to_float i)))))", nil},
 	{"ragged", `(def f Float ((vs : Vec (Vec Float)))
   (sumbuild (size vs) (lam (i : Integer) (let (v (index i vs)) (mul (to_float (add i 1)) (sum (build (size v) (lam (j : Integer) (mul (index j v) (index j v))))))))))`,
-		"f", "Vec (Vec Float)", "(build 3 (lam (i : Integer) (build (add i 1) (lam (j : Integer) (to_float (sub j i))))))"},
+		"f", "Vec (Vec Float)", "(build 3 (lam (i : Integer) (build (add i 1) (lam (j : Integer) (to_float (sub j i))))))", nil},
 	{"if", `(def f (Tuple Float Float) ((x : Float) (y : Float)) (if (gt x y) (tuple (mul x y) (sub x y)) (tuple (div x y) (log y))))`,
-		"f", "Tuple Float Float", "(tuple 0.8 1.7)"},
+		"f", "Tuple Float Float", "(tuple 0.8 1.7)", nil},
 	{"fold", `(def f Float ((v : Vec Float) (x : Float))
   (fold (lam (acc_a : Tuple Float Float) (let ((acc a) acc_a) (add (mul acc x) (sin a)))) 1.0 v))`,
-		"f", "Tuple (Vec Float) Float", "(tuple (build 3 (lam (i : Integer) (to_float i))) 0.9)"},
+		"f", "Tuple (Vec Float) Float", "(tuple (build 3 (lam (i : Integer) (to_float i))) 0.9)", nil},
 	{"recursion", `(def f Float ((v : Vec Float) (i : Integer))
   (if (eq i (size v)) 1.0 (mul (cos (index i v)) (f v (add i 1)))))`,
-		"f", "Tuple (Vec Float) Integer", "(tuple (build 3 (lam (i : Integer) (mul 0.5 (to_float i)))) 0)"},
+		"f", "Tuple (Vec Float) Integer", "(tuple (build 3 (lam (i : Integer) (mul 0.5 (to_float i)))) 0)", nil},
 	{"no columns", `(def f (Vec Float) ((k : Integer)) (build k (lam (i : Integer) (to_float i))))`,
-		"f", "Integer", "2"},
+		"f", "Integer", "2", nil},
+	{"positions by columns", `(def f (Vec Float) ((a : Float) (v : Vec Float) (b : Float))
+  (build (size v) (lam (i : Integer) (mul (mul a (exp b)) (index i v)))))`,
+		"f", "Tuple Float (Vec Float) Float", "(tuple 2.0 (Vec_init 1.0 2.0 3.0) 0.5)", []int{0, 2}},
+	{"positions by rows", `(def f Float ((a : Float) (v : Vec Float) (w : Vec Float))
+  (mul a (sumbuild (size v) (lam (i : Integer) (mul (index i w) (sin (index i v)))))))`,
+		"f", "Tuple Float (Vec Float) (Vec Float)", "(tuple 2.0 (Vec_init 1.0 2.0 3.0) (Vec_init 0.5 0.25 2.0))", []int{1}},
 }
 
 // TestJacobian checks [jac f] in each backend, and with --rev bog and
@@ -56,13 +64,17 @@ func TestJacobian(t *testing.T) {
 	for _, c := range jacCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			name := c.f
+			for _, i := range c.wrt {
+				name += " " + strconv.Itoa(i)
+			}
 			src := c.defs + "\n(def jacarg (" + c.argType + ") () " + c.arg + ")\n" +
-				"(def main Integer () (print ([jac " + c.f + "] (jacarg)) \"\\n\"))\n"
+				"(def main Integer () (print ([jac " + name + "] (jacarg)) \"\\n\"))\n"
 			file := filepath.Join(t.TempDir(), "jac.ks")
 			if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
 				t.Fatal(err)
 			}
-			want := finiteDifferenceJacobian(t, file, c.f)
+			want := finiteDifferenceJacobian(t, file, c.f, c.wrt)
 			for _, run := range []struct {
 				backend string
 				opts    driver.Options
@@ -95,8 +107,9 @@ func TestJacobian(t *testing.T) {
 }
 
 // finiteDifferenceJacobian returns the Jacobian of name at (jacarg) by
-// central differences, evaluating f with the reference evaluator.
-func finiteDifferenceJacobian(t *testing.T, file, name string) [][]float64 {
+// central differences, evaluating f with the reference evaluator: the
+// columns of the arguments at the positions wrt, or of all if nil.
+func finiteDifferenceJacobian(t *testing.T, file, name string, wrt []int) [][]float64 {
 	t.Helper()
 	prog, err := driver.Load([]string{file}, driver.Typed)
 	if err != nil {
@@ -128,12 +141,29 @@ func finiteDifferenceJacobian(t *testing.T, file, name string) [][]float64 {
 		return flattenValue(y, nil)
 	}
 	xs := flattenValue(x, nil)
+	var cols []int // the flat positions of the chosen arguments' Floats
+	if wrt == nil {
+		for j := range xs {
+			cols = append(cols, j)
+		}
+	} else {
+		at := 0
+		for i, a := range x.(eval.Tuple) {
+			n := len(flattenValue(a, nil))
+			if slices.Contains(wrt, i) {
+				for j := at; j < at+n; j++ {
+					cols = append(cols, j)
+				}
+			}
+			at += n
+		}
+	}
 	rows := len(call(x))
 	jac := make([][]float64, rows)
 	for i := range jac {
-		jac[i] = make([]float64, len(xs))
+		jac[i] = make([]float64, len(cols))
 	}
-	for j := range xs {
+	for col, j := range cols {
 		h := 1e-6 * (1 + math.Abs(xs[j]))
 		at := func(d float64) []float64 {
 			p := append([]float64(nil), xs...)
@@ -143,7 +173,7 @@ func finiteDifferenceJacobian(t *testing.T, file, name string) [][]float64 {
 		}
 		hi, lo := at(h), at(-h)
 		for i := range jac {
-			jac[i][j] = (hi[i] - lo[i]) / (2 * h)
+			jac[i][col] = (hi[i] - lo[i]) / (2 * h)
 		}
 	}
 	return jac
