@@ -9,7 +9,7 @@
 //	DIR/ksc-gradbench < messages
 //
 // DIR keeps the libraries the tool loads. The evals so far: hello, lse,
-// llsq, det, gmm, ode, lstm, ba (docs/performance.md, "GradBench").
+// llsq, det, gmm, ode, lstm, ba, ht (docs/performance.md, "GradBench").
 package main
 
 import (
@@ -57,6 +57,7 @@ var evals = []struct {
 	{"ode", nil},
 	{"lstm", []string{"bench/lstm.ks"}},
 	{"ba", nil},
+	{"ht", nil},
 }
 
 // build builds the tool in dir and returns the path of its executable.

@@ -7,6 +7,7 @@ import (
 	"kscgradbench/det"
 	"kscgradbench/gmm"
 	"kscgradbench/hello"
+	"kscgradbench/ht"
 	"kscgradbench/llsq"
 	"kscgradbench/lse"
 	"kscgradbench/lstm"
@@ -169,6 +170,60 @@ var modules = map[string]func() (*module, error){
 						Cols []int64   `json:"cols"`
 						Vals []float64 `json:"vals"`
 					}{firstAndLast(rows), firstAndLast(cols), firstAndLast(vals)}, nil
+				}),
+			}
+		})
+	},
+	"ht": func() (*module, error) {
+		return open(ht.NewContext, func(c *ht.Context) map[string]function {
+			type model struct {
+				Parents              []int64       `json:"parents"`
+				BaseRelatives        [][][]float64 `json:"base_relatives"`
+				InverseBaseAbsolutes [][][]float64 `json:"inverse_base_absolutes"`
+				BasePositions        [][]float64   `json:"base_positions"`
+				Weights              [][]float64   `json:"weights"`
+				Triangles            [][]int64     `json:"triangles"`
+				IsMirrored           bool          `json:"is_mirrored"`
+			}
+			type input struct {
+				Theta []float64   `json:"theta"`
+				Us    [][]float64 `json:"us"`
+				Data  struct {
+					Model           model       `json:"model"`
+					Correspondences []int64     `json:"correspondences"`
+					Points          [][]float64 `json:"points"`
+				} `json:"data"`
+			}
+			// rows turns a Jacobian into the list of its rows.
+			rows := func(j ht.Tensor[float64]) [][]float64 {
+				r := make([][]float64, j.Shape[0])
+				for i := range r {
+					r[i] = j.Data[int64(i)*j.Shape[1] : int64(i+1)*j.Shape[1]]
+				}
+				return r
+			}
+			return map[string]function{
+				"objective": decode(func(in input) ([]float64, error) {
+					m, d := in.Data.Model, in.Data
+					if len(in.Us) == 0 {
+						return c.HtSimple(in.Theta, m.Parents, m.BaseRelatives, m.InverseBaseAbsolutes,
+							m.BasePositions, m.Weights, m.IsMirrored, d.Correspondences, d.Points)
+					}
+					return c.HtComplicated(in.Theta, in.Us, m.Parents, m.BaseRelatives, m.InverseBaseAbsolutes,
+						m.BasePositions, m.Weights, m.IsMirrored, m.Triangles, d.Correspondences, d.Points)
+				}),
+				"jacobian": decode(func(in input) ([][]float64, error) {
+					m, d := in.Data.Model, in.Data
+					var j ht.Tensor[float64]
+					var err error
+					if len(in.Us) == 0 {
+						j, err = c.HtSimpleJacobian(in.Theta, m.Parents, m.BaseRelatives, m.InverseBaseAbsolutes,
+							m.BasePositions, m.Weights, m.IsMirrored, d.Correspondences, d.Points)
+					} else {
+						j, err = c.HtComplicatedJacobian(in.Theta, in.Us, m.Parents, m.BaseRelatives, m.InverseBaseAbsolutes,
+							m.BasePositions, m.Weights, m.IsMirrored, m.Triangles, d.Correspondences, d.Points)
+					}
+					return rows(j), err
 				}),
 			}
 		})
