@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -22,7 +23,9 @@ import (
 // sum of Gaussian densities and Wishart priors, with determinants and
 // inverses) and its gradient by central differences of that, ode by
 // Runge-Kutta written here and its gradient by central differences, lstm
-// by ADBench's definition written here and its gradient the same way; an
+// by ADBench's definition written here and its gradient the same way, ba's
+// reprojection error by its definition written here and its Jacobian's
+// layout and first observation's block by central differences; an
 // unknown module and function are errors, and min_runs runs are timed.
 func TestSession(t *testing.T) {
 	if testing.Short() {
@@ -67,8 +70,8 @@ func TestSession(t *testing.T) {
 		}
 		rs[r.ID] = r
 	}
-	if len(rs) != 25 {
-		t.Fatalf("%d responses, want 25:\n%s", len(rs), out)
+	if len(rs) != 28 {
+		t.Fatalf("%d responses, want 28:\n%s", len(rs), out)
 	}
 	ok := func(id int) response {
 		t.Helper()
@@ -104,7 +107,7 @@ func TestSession(t *testing.T) {
 	if rs[0].Tool != "ksc" || rs[4].Success != nil {
 		t.Errorf("start and analysis: %+v, %+v", rs[0], rs[4])
 	}
-	for _, id := range []int{1, 5, 8, 13, 16, 19, 22} {
+	for _, id := range []int{1, 5, 8, 13, 16, 19, 22, 25} {
 		ok(id)
 	}
 	near("square 3.5", number(2), 12.25)
@@ -249,6 +252,8 @@ func TestSession(t *testing.T) {
 	if k != len(jac) {
 		t.Errorf("lstm jacobian: %d elements, want %d", len(jac), k)
 	}
+
+	checkBA(t, msgs[26].Input, ok(26).Output, ok(27).Output)
 
 	for _, id := range []int{11, 12} {
 		if r := rs[id]; r.Success == nil || *r.Success || r.Error == "" {
@@ -488,4 +493,104 @@ func lstmObjective(main, extra, state, seq [][]float64) float64 {
 		}
 	}
 	return -total / float64((len(seq)-1)*b)
+}
+
+// checkBA checks the ba eval's objective and Jacobian outputs for input
+// against the reprojection error written here (ADBench's definition) and
+// its central differences, in GradBench's layout: two rows of 15 entries
+// per observation (camera, point, weight), then one per weight error; of
+// each list the first 30 entries and the last.
+func checkBA(t *testing.T, input, objective, jacobian json.RawMessage) {
+	t.Helper()
+	var in struct {
+		N, M, P int
+		Cam, X  []float64
+		W       float64
+		Feat    []float64
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		t.Fatal(err)
+	}
+	// reproj is observation 0's error, of the parameters camera, point
+	// and weight in one vector.
+	reproj := func(v []float64) [2]float64 {
+		cam, x, w := v[:11], v[11:14], v[14]
+		xo := [3]float64{x[0] - cam[3], x[1] - cam[4], x[2] - cam[5]}
+		rot := cam[:3]
+		var xc [3]float64
+		cross := func(a []float64, b [3]float64) [3]float64 {
+			return [3]float64{a[1]*b[2] - a[2]*b[1], a[2]*b[0] - a[0]*b[2], a[0]*b[1] - a[1]*b[0]}
+		}
+		if sq := rot[0]*rot[0] + rot[1]*rot[1] + rot[2]*rot[2]; sq != 0 {
+			theta := math.Sqrt(sq)
+			k := []float64{rot[0] / theta, rot[1] / theta, rot[2] / theta}
+			kx := cross(k, xo)
+			dot := (k[0]*xo[0] + k[1]*xo[1] + k[2]*xo[2]) * (1 - math.Cos(theta))
+			for i := range xc {
+				xc[i] = xo[i]*math.Cos(theta) + kx[i]*math.Sin(theta) + k[i]*dot
+			}
+		} else {
+			rx := cross(rot, xo)
+			for i := range xc {
+				xc[i] = xo[i] + rx[i]
+			}
+		}
+		p0, p1 := xc[0]/xc[2], xc[1]/xc[2]
+		rsq := p0*p0 + p1*p1
+		l := 1 + cam[9]*rsq + cam[10]*rsq*rsq
+		return [2]float64{w * (p0*l*cam[6] + cam[7] - in.Feat[0]), w * (p1*l*cam[6] + cam[8] - in.Feat[1])}
+	}
+	params := append(append(append([]float64(nil), in.Cam...), in.X...), in.W)
+	var obj struct {
+		Reproj struct {
+			Elements []float64
+			Repeated int
+		} `json:"reproj_error"`
+		W struct {
+			Element  float64
+			Repeated int
+		} `json:"w_err"`
+	}
+	if err := json.Unmarshal(objective, &obj); err != nil {
+		t.Fatal(err)
+	}
+	e := reproj(params)
+	if len(obj.Reproj.Elements) != 2 || obj.Reproj.Repeated != in.P || obj.W.Repeated != in.P ||
+		math.Abs(obj.Reproj.Elements[0]-e[0]) > 1e-9*math.Abs(e[0]) || math.Abs(obj.Reproj.Elements[1]-e[1]) > 1e-9*math.Abs(e[1]) ||
+		math.Abs(obj.W.Element-(1-in.W*in.W)) > 1e-15 {
+		t.Errorf("ba objective %s, want errors %v and %v, each repeated %d times", objective, e, 1-in.W*in.W, in.P)
+	}
+	var jac struct {
+		Rows, Cols []int
+		Vals       []float64
+	}
+	if err := json.Unmarshal(jacobian, &jac); err != nil {
+		t.Fatal(err)
+	}
+	var rows []int // CSR row offsets: 15 entries in each reprojection row, then 1
+	for r := 0; r <= 3*in.P; r++ {
+		rows = append(rows, 15*min(r, 2*in.P)+max(0, r-2*in.P))
+	}
+	wcol := 11*in.N + 3*in.M
+	var cols []int // observation 0's two rows: camera 0, point 0, weight 0
+	for range 2 {
+		for c := range 15 {
+			cols = append(cols, []int{c, wcol - 3*in.M + c - 11, wcol}[min(c/11, 1)+min(c/14, 1)])
+		}
+	}
+	cols = append(cols, wcol+in.P-1) // the last weight error's
+	if !slices.Equal(jac.Rows, rows) || !slices.Equal(jac.Cols, cols) || len(jac.Vals) != 31 {
+		t.Fatalf("ba jacobian layout: rows %v cols %v (%d values), want rows %v cols %v (31 values)", jac.Rows, jac.Cols, len(jac.Vals), rows, cols)
+	}
+	for r := range 2 {
+		for c := range 15 {
+			want := centralDiff(&params[c], func() float64 { return reproj(params)[r] })
+			if got := jac.Vals[15*r+c]; math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+				t.Errorf("ba jacobian row %d column %d = %v, want %v (central differences)", r, c, got, want)
+			}
+		}
+	}
+	if got := jac.Vals[30]; got != -2*in.W {
+		t.Errorf("ba jacobian of the last weight error = %v, want %v", got, -2*in.W)
+	}
 }
