@@ -38,6 +38,11 @@ func TestIndexChecks(t *testing.T) {
 		{"assert in a branch", `(def f Float ((v : Vec Float) (w : Vec Float) (b : Bool))
   (add (if b (assert (eq (size v) (size w)) 1.0) 2.0)
        (sumbuild (size v) (lam (i : Integer) (index i w)))))`, 2, 0},
+		// Gates stored one after another, as LSTM's weights are: a
+		// constant times the count is a bound too (the test keeps it from
+		// overflowing).
+		{"strided blocks", `(def f (Vec Float) ((v : Vec Float) (w : Vec Float))
+  (let (b (size v)) (build b (lam (j : Integer) (add (index (add j b) w) (index (add j (mul 3 b)) w))))))`, 2, 0},
 		// An element read as an index is not known.
 		{"index read from a vector", `(def f Float ((v : Vec Float) (w : Vec Integer)) (sumbuild (size w) (lam (i : Integer) (index (index i w) v))))`, 2, 2},
 	} {

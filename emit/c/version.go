@@ -160,7 +160,19 @@ type versioner struct {
 	sc     *env // the scope outside the loop
 	local  map[string]sym
 	checks []boundsCheck
+	// scaled are the conditions under which the scaled atoms of the
+	// analysis ("(3 * b_1)", a constant times an atom) cannot overflow:
+	// they come first in the guard, which C evaluates left to right.
+	scaled []string
 }
+
+// maxScale bounds the constant of a scaled atom, and maxScaled the atom
+// it multiplies, so that their product stays below 2^60 and the sums of
+// bounds below 2^63.
+const (
+	maxScale  = 1 << 20
+	maxScaled = 1 << 40
+)
 
 // guardFor returns the guard of a loop that runs lam with the loop index
 // (or, for a fold, with the state and the loop index), from 0 to below n.
@@ -181,6 +193,12 @@ func (f *fn) guardFor(lam *ir.Lam, n, state string, sc *env) *guard {
 	g := &guard{proven: map[*ir.Call]bool{}}
 	var conds []string
 	seen := map[string]bool{}
+	for _, s := range v.scaled {
+		if !seen[s] {
+			seen[s] = true
+			conds = append(conds, s)
+		}
+	}
 	for _, c := range v.checks {
 		cs, ok := c.conditions()
 		if !ok || f.proven[c.call] {
@@ -378,6 +396,20 @@ func (v *versioner) call(e *ir.Call) sym {
 	case "$addAt", "$setAt":
 		v.checks = append(v.checks, boundsCheck{call: e, idx: args[1], size: args[0], rank: e.Args[0].Type().Rank})
 		return args[0]
+	case "mul":
+		// c * x, c a small positive constant, x an atom: the atom
+		// "(c * x)", which the guard keeps from overflowing.
+		a, b := args[0], args[1] // b the constant
+		if a.kind == ranged && len(a.lo.atoms) == 0 && a.lo.equal(a.hi) {
+			a, b = b, a
+		}
+		if a.kind != ranged || b.kind != ranged || len(b.lo.atoms) != 0 || !b.lo.equal(b.hi) ||
+			b.lo.off < 1 || b.lo.off > maxScale || len(a.lo.atoms) != 1 || a.lo.off != 0 || !a.lo.equal(a.hi) {
+			break
+		}
+		x := a.lo.atoms[0]
+		v.scaled = append(v.scaled, fmt.Sprintf("%s >= 0 && %s <= %d", x, x, int64(maxScaled)))
+		return point(bound{atoms: []string{fmt.Sprintf("(%d * %s)", b.lo.off, x)}})
 	case "add", "sub":
 		a, b := args[0], args[1]
 		if a.kind != ranged || b.kind != ranged {
