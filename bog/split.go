@@ -459,7 +459,7 @@ func (s *splitter) reverseLet(l *ir.Let, reverse map[string]bool, fwd []ir.Expr)
 		}
 		return fwd, &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: loop}
 	}
-	if ok && c.Fn != nil && len(c.Fn.Name.Derivs) == 1 && c.Fn.Name.Derivs[0] == "revacc" &&
+	if ok && c.Fn != nil && c.Fn.Name.Outer() == "revacc" &&
 		s.prog.Lookup("suffwdpass", c.Fn.Base) != nil && s.prog.Lookup("bogrev", c.Fn.Base) != nil {
 		// A function without both split passes is one reverse mode runs
 		// again (a leaf: lower.IsLeaf): the reverse pass calls [revacc g].

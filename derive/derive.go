@@ -133,11 +133,16 @@ func (d *deriver) generate(f *ir.Func) {
 		d.shapeOfDerived(f, usePos(f))
 		return
 	}
-	if len(f.Name.Derivs) != 1 {
+	if len(f.Name.Derivs) != 1 && !(len(f.Name.Derivs) == 2 && ir.IsCL(f.Base)) {
 		d.errorf(usePos(f), "ksc cannot generate %s: derivatives of derivatives are not supported", f.FullName())
 		return
 	}
 	base := f.Base
+	if ir.IsCL(base) {
+		// [X [CL g]]: [CL g] is a def like any other once it has its
+		// body, so X differentiates that.
+		d.ensureBody(base)
+	}
 	if base == nil {
 		d.errorf(usePos(f), "ksc cannot generate %s: %s is a primitive (its derivatives are built in; call the primitive)", f.FullName(), f.Name.Base)
 		return
@@ -358,6 +363,14 @@ func (d *deriver) lookup(deriv string, g *ir.Func) *ir.Func {
 	return d.prog.Lookup(g.Name.Derive(deriv), g.BaseArg)
 }
 
+// ensureBody generates the body of [CL h] now if it has none yet, for a
+// derivation of it that needs it.
+func (d *deriver) ensureBody(g *ir.Func) {
+	if ir.IsCL(g) && g.Body == nil && g.Kind == ir.DerivedFunc {
+		d.generate(g)
+	}
+}
+
 // need returns [deriv g], declaring it (to be derived) if it does not
 // exist. An edef cannot be derived: it needs a hand-written derivative.
 func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
@@ -365,6 +378,7 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		f.Uses = append(f.Uses, pos)
 		return f, nil
 	}
+	d.ensureBody(g)
 	if g.Kind == ir.EdefFunc || g.Body == nil {
 		want := deriv
 		if want == "revacc" {
@@ -372,7 +386,7 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		}
 		return nil, fmt.Errorf("ksc cannot differentiate %s: it is declared by edef; write %s by hand", g.FullName(), g.Name.Derive(want))
 	}
-	if len(g.Name.Derivs) > 0 {
+	if len(g.Name.Derivs) > 0 && !ir.IsCL(g) {
 		return nil, fmt.Errorf("ksc cannot differentiate %s: derivatives of derivatives are not supported", g.FullName())
 	}
 	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result, d.prog.BogType(g))
@@ -391,6 +405,7 @@ func (d *deriver) jacobianOf(g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 	if f := d.lookup("D", g); f != nil {
 		return f, nil
 	}
+	d.ensureBody(g)
 	if g.Kind == ir.EdefFunc || g.Body == nil {
 		arg, res, msg := ir.DerivedSig("D", g.Arg, g.Result, nil)
 		if msg != "" {

@@ -41,11 +41,9 @@ func SUF(prog *ir.Program) (text []byte, err error) {
 func BOG(prog *ir.Program) []byte {
 	out := &ir.Program{Types: prog.Types}
 	for _, f := range prog.Funcs {
-		if len(f.Name.Derivs) == 1 {
-			switch f.Name.Derivs[0] {
-			case "suffwdpass", "sufrevpass", "bogrev", "sufrev":
-				out.Funcs = append(out.Funcs, f)
-			}
+		switch f.Name.Outer() {
+		case "suffwdpass", "sufrevpass", "bogrev", "sufrev":
+			out.Funcs = append(out.Funcs, f)
 		}
 	}
 	if len(out.Funcs) == 0 {

@@ -127,6 +127,13 @@ func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string
 	return g, ""
 }
 
+// IsCL reports whether f is [CL g] of a function g: a derived function
+// whose body (package cl's) is ordinary ks, which the derivations
+// differentiate as they do a def's ([rev [CL g]], [fwd [CL g]], ...).
+func IsCL(f *Func) bool {
+	return f != nil && f.Name.IsCL() && f.Base != nil
+}
+
 // AddsIntoLastArg reports whether [deriv f] adds into its last argument,
 // an accumulator, in place ([revacc f], [revfull f], [bogrev f]): like the
 // first argument of $addTo, a value passed there is not the caller's after

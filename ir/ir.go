@@ -254,6 +254,18 @@ func (n Name) Internal() bool {
 	return false
 }
 
+// Outer returns the outermost derivation word ("rev" of [rev [CL f]]), or
+// "" for an underived function.
+func (n Name) Outer() string {
+	if len(n.Derivs) == 0 {
+		return ""
+	}
+	return n.Derivs[0]
+}
+
+// IsCL reports whether n is [CL g] of an underived g (see ir.IsCL).
+func (n Name) IsCL() bool { return len(n.Derivs) == 1 && n.Derivs[0] == "CL" && n.Wrt == nil }
+
 // Inner returns the name with its outermost derivation removed.
 func (n Name) Inner() Name { return Name{Derivs: n.Derivs[1:], Base: n.Base} } // without Wrt
 
@@ -335,7 +347,9 @@ func (p *Program) BogType(f *Func) *types.Type {
 	if t, ok := p.bogs[key]; ok {
 		return t
 	}
-	name := "bog$" + f.Name.String() + "$" + types.Mangle(f.BaseArg)
+	// The name's words, not its spelling: [CL f]'s record is bog$CL$f$...,
+	// an identifier the printed program parses back.
+	name := "bog$" + strings.Join(f.Name.Words(), "$") + "$" + types.Mangle(f.BaseArg)
 	for _, t := range p.Types {
 		if t.Name == name {
 			p.bogs[key] = t

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/ksc-lang/ksc/syntax"
@@ -45,10 +46,16 @@ func FuncDecl(f *Func) syntax.Decl {
 	switch {
 	case f.Kind == EdefFunc:
 		return &syntax.Edef{Name: funcName(f, false), Result: te(f.Result), Arg: te(f.Arg)}
-	case f.Body == nil:
-		if len(f.Name.Derivs) == 1 {
-			return &syntax.Gdef{Deriv: f.Name.Derivs[0], Target: &syntax.Name{Base: f.Name.Base, Arg: te(f.BaseArg)}, Wrt: f.Name.Wrt}
+	case f.Body == nil && len(f.Name.Derivs) > 0:
+		// A derived function still to be made: the gdef asking for it
+		// ((gdef suffwdpass [CL [f T]]): its type may name a record
+		// type that only the split defines).
+		target := &syntax.Name{Base: f.Name.Base, Arg: te(f.BaseArg)}
+		for i := len(f.Name.Derivs) - 1; i >= 1; i-- {
+			target = &syntax.Name{Deriv: f.Name.Derivs[i], Inner: target}
 		}
+		return &syntax.Gdef{Deriv: f.Name.Derivs[0], Target: target, Wrt: f.Name.Wrt}
+	case f.Body == nil:
 		return &syntax.Edef{Name: funcName(f, true), Result: te(f.Result), Arg: te(f.Arg)}
 	}
 	return &syntax.Def{Name: funcName(f, true), Result: te(f.Result), Params: params(f.Params),
@@ -67,7 +74,7 @@ func params(vs []*Var) []*syntax.Param {
 // cannot be recovered from the argument ([sufrevpass [f S]]).
 func funcName(f *Func, explicit bool) *syntax.Name {
 	n := &syntax.Name{Base: f.Name.Base}
-	if explicit && len(f.Name.Derivs) > 0 && (f.Name.Derivs[len(f.Name.Derivs)-1] == "sufrevpass" || f.Name.Derivs[len(f.Name.Derivs)-1] == "bogrev") {
+	if explicit && (slices.Contains(f.Name.Derivs, "sufrevpass") || slices.Contains(f.Name.Derivs, "bogrev")) {
 		n.Arg = te(f.BaseArg)
 	}
 	for i := len(f.Name.Derivs) - 1; i >= 0; i-- {

@@ -38,11 +38,11 @@ func eliminateLM(ctx *Context) error {
 					panic(ir.AtPos(r, f.P, f.FullName()))
 				}
 			}()
-			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "revfull" {
+			if f.Name.Outer() == "revfull" {
 				f.Body = reverseValue(f.Body.(*ir.Tuple), f, ns, res)
 				return
 			}
-			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "vrev" && f.Name.Wrt != nil {
+			if f.Name.Outer() == "vrev" && f.Name.Wrt != nil {
 				// (let (r (tuple (f x) ($addTo ...))) (tuple r.1 parts of r.2)):
 				// the value and gradient as [revfull f]'s.
 				if l, ok := f.Body.(*ir.Let); ok {
@@ -52,7 +52,7 @@ func eliminateLM(ctx *Context) error {
 					}
 				}
 			}
-			if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "fwdfull" {
+			if f.Name.Outer() == "fwdfull" {
 				f.Body = fwdfullBody(f, ns, res)
 				return
 			}
@@ -147,7 +147,7 @@ func eliminateApply(e ir.Expr, f *ir.Func, ns *ir.Names, res linmap.Resolver, re
 func inlineSelf(m ir.Expr, f *ir.Func) ir.Expr {
 	c, ok := m.(*ir.Call)
 	if !ok || c.Fn == nil || f.Base == nil || c.Fn.Base != f.Base || c.Fn.Body == nil ||
-		len(c.Fn.Name.Derivs) != 1 || c.Fn.Name.Derivs[0] != "D" {
+		c.Fn.Name.Outer() != "D" {
 		return m
 	}
 	return lower.BindParams(c.Fn, c.Args, ir.Copy(c.Fn.Body, ir.Pos{}), c.P)

@@ -13,7 +13,7 @@ func splitBog(ctx *Context) error {
 	lookup := &derivedLookup{prog: prog}
 	var errs syntax.ErrorList
 	for _, f := range prog.Funcs {
-		if len(f.Name.Derivs) != 1 || f.Name.Derivs[0] != "revfull" || f.Body == nil {
+		if f.Name.Outer() != "revfull" || f.Body == nil {
 			continue
 		}
 		g := f.Base

@@ -504,7 +504,7 @@ func sameTypes(xs, ys []*ir.Var) bool {
 // and x a call of g on the same argument (x's names renamed by sub).
 func forwardPass(y, x ir.Expr, sub map[string]ir.Expr) (*ir.Func, ir.Expr) {
 	cy, ok := y.(*ir.Call)
-	if !ok || cy.Fn == nil || len(cy.Fn.Name.Derivs) != 1 || cy.Fn.Name.Derivs[0] != "suffwdpass" {
+	if !ok || cy.Fn == nil || cy.Fn.Name.Outer() != "suffwdpass" {
 		return nil, nil
 	}
 	cx, ok := x.(*ir.Call)

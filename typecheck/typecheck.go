@@ -236,7 +236,7 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 // bogOf returns the BOG type of a base function found by lookupInner, for
 // the derivations that mention it, or nil (a primitive has none).
 func (c *checker) bogOf(deriv string, inner any) *types.Type {
-	if f, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 0 && splitDeriv(deriv) {
+	if f, ok := inner.(*ir.Func); ok && (len(f.Name.Derivs) == 0 || f.Name.IsCL()) && splitDeriv(deriv) {
 		return c.prog.BogType(f)
 	}
 	return nil
@@ -365,7 +365,7 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 		innerArg, innerRes = innerFunc.Arg, innerFunc.Result
 	}
 	var bog *types.Type
-	if innerFunc != nil && len(inner.Derivs) == 0 && splitDeriv(name.Derivs[0]) {
+	if innerFunc != nil && (len(inner.Derivs) == 0 || inner.IsCL()) && splitDeriv(name.Derivs[0]) {
 		bog = c.prog.BogType(innerFunc)
 	}
 	arg, res, msg := ir.DerivedSig(name.Derivs[0], innerArg, innerRes, bog)

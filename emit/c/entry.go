@@ -44,7 +44,7 @@ const resultVar = "ks_r"
 // [shape f], a derivative of a derivative) takes its argument tuple's
 // fields and gives one result, out.
 func (e *emitter) entryOf(f *ir.Func) entry {
-	if len(f.Name.Derivs) == 1 && f.Base != nil && len(f.Base.Name.Derivs) == 0 {
+	if len(f.Name.Derivs) >= 1 && f.Base != nil && (len(f.Base.Name.Derivs) == 0 || ir.IsCL(f.Base)) {
 		if en, ok := e.derivedEntry(f, f.Name.Derivs[0]); ok {
 			return en
 		}

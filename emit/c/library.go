@@ -288,7 +288,7 @@ static int ks_enter(%[1]s_ctx *ctx, bool outs) {
 		}
 		sig := fmt.Sprintf("int %s(%s)", x.Name, strings.Join(params, ", "))
 		note := ""
-		if len(f.Name.Derivs) > 0 && f.Name.Derivs[0] == "suffwdpass" {
+		if f.Name.Outer() == "suffwdpass" {
 			note = "\n * The BOG it returns may refer to the arguments and lives in ctx: keep\n" +
 				" * both unchanged (no reset) until the reverse pass has run."
 		}

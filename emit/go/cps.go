@@ -369,7 +369,7 @@ func (e *emitter) handRev(f *ir.Func) *ir.Func {
 
 // cpsCallee returns the name of the CPS version of f, which must be a def.
 func (g *fn) cpsCallee(f *ir.Func, p syntax.Pos) string {
-	if f.Body == nil || len(f.Name.Derivs) > 0 {
+	if f.Body == nil || len(f.Name.Derivs) > 0 && !ir.IsCL(f) {
 		cpsErr(p, "cannot differentiate a call of %s: it has no ks definition and no hand-written [rev]", f.FullName())
 	}
 	return g.e.cpsName(f)

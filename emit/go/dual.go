@@ -64,7 +64,7 @@ func (e *emitter) handFwd(f *ir.Func) *ir.Func {
 // dualName returns the name of the dual version of user function f,
 // generating it later if it is new.
 func (e *emitter) dualName(f *ir.Func, p syntax.Pos) string {
-	if f.Body == nil || len(f.Name.Derivs) > 0 {
+	if f.Body == nil || len(f.Name.Derivs) > 0 && !ir.IsCL(f) {
 		cpsErr(p, "cannot differentiate a call of %s: it has no ks definition and no hand-written [fwd]", f.FullName())
 	}
 	if n, ok := e.cps.duals[f]; ok {
