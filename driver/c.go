@@ -73,7 +73,10 @@ func (e *CompileError) Error() string {
 // CompileC compiles C source to an executable or shared library at out.
 // extra are flags such as -shared. Compiler warnings are returned.
 func (cc CC) CompileC(ctx context.Context, src, out string, extra ...string) (warnings string, err error) {
-	args := append([]string{"-std=c11", "-Wall", "-Wextra"}, cc.Flags...)
+	// -fno-math-errno: the generated code never reads errno after a math
+	// function, and with it gcc may vectorise loops that call them (see
+	// vector math in runtime/c/ksc_runtime.h). It changes no value.
+	args := append([]string{"-std=c11", "-Wall", "-Wextra", "-fno-math-errno"}, cc.Flags...)
 	args = append(args, extra...)
 	if cc.Threads {
 		args = append(args, "-fopenmp")

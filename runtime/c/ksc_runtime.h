@@ -30,6 +30,30 @@
 #endif
 #endif
 
+/* Vector math. On x86-64 with glibc 2.35 or later, gcc may compute these
+ * functions a vector of 2 (4 with AVX2, 8 with AVX-512) arguments at a time
+ * in the loops it vectorises, calling glibc's libmvec (which -lm links as
+ * needed): glibc states its vector variants are within 4 ulps of the
+ * correctly rounded result, as its scalar ones are within 1-2. So a value
+ * computed in a vectorised loop may differ from the same function's scalar
+ * value (and from the Go backend's) in its last bits; TestVectorMath
+ * measures the difference. gcc vectorises such a loop only with
+ * -fno-math-errno, which ksc passes (the generated code never reads errno
+ * after a math function). Compiling with -DKS_SCALAR_MATH keeps every call
+ * scalar. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__) && \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && !defined(KS_SCALAR_MATH)
+#define KS_VECTOR_MATH __attribute__((__simd__("notinbranch")))
+KS_VECTOR_MATH double exp(double);
+KS_VECTOR_MATH double log(double);
+KS_VECTOR_MATH double sin(double);
+KS_VECTOR_MATH double cos(double);
+KS_VECTOR_MATH double cosh(double);
+KS_VECTOR_MATH double tanh(double);
+KS_VECTOR_MATH double erf(double);
+KS_VECTOR_MATH double pow(double, double);
+#endif
+
 #if defined(__GNUC__)
 #define KS_UNUSED __attribute__((unused))
 #define KS_NORETURN __attribute__((noreturn))
