@@ -1,0 +1,122 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ksc-lang/ksc/driver"
+	cemit "github.com/ksc-lang/ksc/emit/c"
+)
+
+// hotLoops are the functions of the benchmarks' libraries whose loops
+// carry their time, with how many of their loops gcc vectorises at -O3
+// (every one of them is a loop over vector elements; the count is
+// today's). TestHotLoopsVectorised fails if one vectorises fewer.
+var hotLoops = []struct {
+	file  string
+	loops map[string]int
+}{
+	{"bench/gradbench/evals/lse.ks", map[string]int{
+		"ksu_lse":        1, // the sum of exp(x - max), with libmvec's exp
+		"ksu_revacc_lse": 3,
+	}},
+	{"bench/gmm.ks", map[string]int{
+		"ksu_gmm_points":        3,
+		"ksu_revacc_gmm_points": 6,
+		"ksu_ltri_times":        1, // the triangular product Q (x - mu)
+		"ksu_bogrev_ltri_times": 1,
+		"ksu_logsumexp":         1,
+		"ksu_revacc_logsumexp":  3,
+		"ksu_sqnorm":            1,
+	}},
+	{"bench/lstm.ks", map[string]int{
+		"ksu_lstm_layer":            2,
+		"ksu_lstm_objective":        3,
+		"ksu_revacc_lstm_objective": 5,
+		"ksu_bogrev_lstm_layer":     3,
+	}},
+}
+
+// cFunction matches the first line of a function definition in generated
+// C, capturing its name.
+var cFunction = regexp.MustCompile(`^static .*\b(ks[a-z]*_\w+)\(.*\) \{$`)
+
+// TestHotLoopsVectorised compiles each benchmark's library C with
+// -fopt-info-vec-optimized and counts, per function, the loops gcc
+// reports vectorised (issue 14: hot loops must vectorise; index checks,
+// allocation or a call per element in a loop stop gcc). The counts are
+// logged.
+func TestHotLoopsVectorised(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the C backend is not selected")
+	}
+	for _, b := range hotLoops {
+		t.Run(filepath.Base(b.file), func(t *testing.T) {
+			t.Parallel()
+			prog, err := driver.LoadWith([]string{filepath.Join("..", b.file)}, driver.Derived, driver.Options{CheckIR: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := driver.EmitC(prog, cemit.Options{Prefix: "bench", Library: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := out.C
+			dir := t.TempDir()
+			file := filepath.Join(dir, "bench.c")
+			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cc := baseCC("-O3", "-fopt-info-vec-optimized")
+			report, err := cc.CompileC(ctx, file, filepath.Join(dir, "bench.so"), "-shared", "-fPIC")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The function of each line of the C.
+			var fn []string
+			cur := ""
+			for _, l := range strings.Split(src, "\n") {
+				if m := cFunction.FindStringSubmatch(l); m != nil {
+					cur = m[1]
+				}
+				fn = append(fn, cur)
+			}
+			got := map[string]int{}
+			for _, l := range strings.Split(report, "\n") {
+				parts := strings.SplitN(l, ":", 4)
+				if len(parts) < 4 || !strings.Contains(parts[3], "loop vectorized") {
+					continue
+				}
+				if n, err := strconv.Atoi(parts[1]); err == nil && n >= 1 && n <= len(fn) {
+					got[fn[n-1]]++
+				}
+			}
+			var names []string
+			for name := range got {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				t.Logf("%s: %d loops vectorised", name, got[name])
+			}
+			for name, want := range b.loops {
+				if got[name] < want {
+					t.Errorf("%s: %d loops vectorised, want at least %d", name, got[name], want)
+				}
+			}
+		})
+	}
+}
