@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -25,7 +26,9 @@ import (
 // Runge-Kutta written here and its gradient by central differences, lstm
 // by ADBench's definition written here and its gradient the same way, ba's
 // reprojection error by its definition written here and its Jacobian's
-// layout and first observation's block by central differences; an
+// layout and first observation's block by central differences, ht's
+// objective at a pose whose value is known (checkHT) and its Jacobians by
+// central differences of its objective; an
 // unknown module and function are errors, and min_runs runs are timed.
 func TestSession(t *testing.T) {
 	if testing.Short() {
@@ -44,6 +47,7 @@ func TestSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	session = append(session, htMessages(28)...)
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Stdin = bytes.NewReader(session)
 	out, err := cmd.Output()
@@ -70,8 +74,8 @@ func TestSession(t *testing.T) {
 		}
 		rs[r.ID] = r
 	}
-	if len(rs) != 28 {
-		t.Fatalf("%d responses, want 28:\n%s", len(rs), out)
+	if len(rs) != 28+htCount {
+		t.Fatalf("%d responses, want %d:\n%s", len(rs), 28+htCount, out)
 	}
 	ok := func(id int) response {
 		t.Helper()
@@ -254,6 +258,11 @@ func TestSession(t *testing.T) {
 	}
 
 	checkBA(t, msgs[26].Input, ok(26).Output, ok(27).Output)
+	outputs := map[int]json.RawMessage{}
+	for id := 28; id < 28+htCount; id++ {
+		outputs[id] = ok(id).Output
+	}
+	checkHT(t, 28, outputs)
 
 	for _, id := range []int{11, 12} {
 		if r := rs[id]; r.Success == nil || *r.Success || r.Error == "" {
@@ -592,5 +601,192 @@ func checkBA(t *testing.T, input, objective, jacobian json.RawMessage) {
 	}
 	if got := jac.Vals[30]; got != -2*in.W {
 		t.Errorf("ba jacobian of the last weight error = %v, want %v", got, -2*in.W)
+	}
+}
+
+// htModel is a hand of 22 bones in a chain, each translated 0.1 along x
+// from its parent, with its exact inverse absolute transforms, 6
+// vertices each weighted between two bones, 2 triangles; 4 points.
+func htModel() map[string]any {
+	ident := func(tx float64) [][]float64 {
+		return [][]float64{{1, 0, 0, tx}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}
+	}
+	var parents []int
+	var rel, inv [][][]float64
+	for i := range 22 {
+		parents = append(parents, i-1)
+		rel = append(rel, ident(0.1))
+		inv = append(inv, ident(-0.1*float64(i+1)))
+	}
+	var pos, weights [][]float64
+	for v := range 6 {
+		pos = append(pos, []float64{0.1 * float64(v), 0.2 - 0.05*float64(v), 0.3 + 0.01*float64(v*v), 1})
+		w := make([]float64, 22)
+		w[3*v], w[3*v+1] = 0.25+0.1*float64(v), 0.75-0.1*float64(v)
+		weights = append(weights, w)
+	}
+	names := make([]string, 22)
+	for i := range names {
+		names[i] = "bone" + strconv.Itoa(i)
+	}
+	return map[string]any{
+		"bone_count": 22, "bone_names": names, "parents": parents,
+		"base_relatives": rel, "inverse_base_absolutes": inv, "base_positions": pos,
+		"weights": weights, "triangles": [][]int{{0, 1, 2}, {3, 4, 5}}, "is_mirrored": false,
+	}
+}
+
+// htCount is the number of messages htMessages makes.
+const htCount = 1 + 2*(2+2*28)
+
+// htTheta is a pose: a global rotation and translation only (the bones'
+// rotations the identity), where the skinned vertices are the base
+// positions rotated and moved (at a global rotation of exactly zero the
+// angle-axis norm's derivative, and so the Jacobian, is not a number);
+// htStep is the central differences' step.
+var htTheta = func() []float64 {
+	th := make([]float64, 26)
+	th[0], th[1], th[2] = 0.1, -0.2, 0.3
+	th[3], th[4], th[5] = 0.5, -0.25, 1
+	return th
+}()
+
+// angleAxis is ADBench's rotation matrix of an angle-axis vector.
+func angleAxis(aa []float64) [3][3]float64 {
+	n := math.Sqrt(aa[0]*aa[0] + aa[1]*aa[1] + aa[2]*aa[2])
+	x, y, z := aa[0]/n, aa[1]/n, aa[2]/n
+	s, c := math.Sin(n), math.Cos(n)
+	return [3][3]float64{
+		{x*x + (1-x*x)*c, x*y*(1-c) - z*s, x*z*(1-c) + y*s},
+		{x*y*(1-c) + z*s, y*y + (1-y*y)*c, y*z*(1-c) - x*s},
+		{x*z*(1-c) - y*s, z*y*(1-c) + x*s, z*z + (1-z*z)*c},
+	}
+}
+
+const htStep = 1e-6
+
+// htMessages returns the ht messages of the session from id on: define;
+// then for the simple variant (no us) and the complicated one, the
+// objective and Jacobian at htTheta and the objective at htTheta and us
+// moved by +-htStep in each of the Jacobian's columns.
+func htMessages(id int) []byte {
+	var b bytes.Buffer
+	add := func(m map[string]any) {
+		m["id"] = id
+		id++
+		line, err := json.Marshal(m)
+		if err != nil {
+			panic(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	add(map[string]any{"kind": "define", "module": "ht"})
+	for _, complicated := range []bool{false, true} {
+		data := map[string]any{"model": htModel(), "correspondences": []int{4, 1, 0, 5}, "points": [][]float64{{1, 0, 2}, {0.5, 0.5, 0.5}, {-1, 0.25, 1.5}, {0.75, -0.5, 1.25}}}
+		us := [][]float64{}
+		if complicated {
+			data["correspondences"] = []int{1, 0, 1, 0}
+			us = [][]float64{{0.2, 0.3}, {0.5, 0.1}, {0.05, 0.9}, {0.3, 0.3}}
+		}
+		input := func(theta []float64, us [][]float64) map[string]any {
+			return map[string]any{"theta": theta, "us": us, "data": data, "min_runs": 1, "min_seconds": 0}
+		}
+		add(map[string]any{"kind": "evaluate", "module": "ht", "function": "objective", "input": input(htTheta, us)})
+		add(map[string]any{"kind": "evaluate", "module": "ht", "function": "jacobian", "input": input(htTheta, us)})
+		for col := range 28 {
+			for _, h := range []float64{htStep, -htStep} {
+				th := append([]float64(nil), htTheta...)
+				u := make([][]float64, len(us))
+				for i := range us {
+					u[i] = append([]float64(nil), us[i]...)
+				}
+				switch {
+				case col < 2 && complicated:
+					for i := range u {
+						u[i][col] += h
+					}
+				case col >= 2:
+					th[col-2] += h
+				}
+				add(map[string]any{"kind": "evaluate", "module": "ht", "function": "objective", "input": input(th, u)})
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+// checkHT checks the ht outputs of the messages htMessages made from id
+// first: each objective at htTheta against the base positions rotated and
+// moved (and for the complicated variant the barycentric
+// combination of its triangle's), and each Jacobian, column by column,
+// against central differences of the objectives the tool gave at the
+// moved inputs.
+func checkHT(t *testing.T, first int, outputs map[int]json.RawMessage) {
+	t.Helper()
+	model := htModel()
+	pos := model["base_positions"].([][]float64)
+	tri := [][]int{{0, 1, 2}, {3, 4, 5}}
+	vector := func(id int) []float64 {
+		var v []float64
+		if err := json.Unmarshal(outputs[id], &v); err != nil {
+			t.Fatalf("ht message %d: output %s", id, outputs[id])
+		}
+		return v
+	}
+	id := first + 1
+	for _, complicated := range []bool{false, true} {
+		points := [][]float64{{1, 0, 2}, {0.5, 0.5, 0.5}, {-1, 0.25, 1.5}, {0.75, -0.5, 1.25}}
+		corr := []int{4, 1, 0, 5}
+		us := [][]float64{{0.2, 0.3}, {0.5, 0.1}, {0.05, 0.9}, {0.3, 0.3}}
+		if complicated {
+			corr = []int{1, 0, 1, 0}
+		}
+		obj := vector(id)
+		var jac [][]float64
+		if err := json.Unmarshal(outputs[id+1], &jac); err != nil {
+			t.Fatalf("ht message %d: output %s", id+1, outputs[id+1])
+		}
+		rot := angleAxis(htTheta[:3])
+		at := func(v, j int) float64 {
+			return rot[j][0]*pos[v][0] + rot[j][1]*pos[v][1] + rot[j][2]*pos[v][2] + htTheta[3+j]
+		}
+		for i, p := range points {
+			for j := range 3 {
+				want := p[j] - at(corr[i], j)
+				if complicated {
+					v := tri[corr[i]]
+					u := us[i]
+					want = p[j] - (u[0]*at(v[0], j) + u[1]*at(v[1], j) + (1-u[0]-u[1])*at(v[2], j))
+				}
+				if got := obj[3*i+j]; math.Abs(got-want) > 1e-12 {
+					t.Errorf("ht objective (complicated %v) %d = %v, want %v", complicated, 3*i+j, got, want)
+				}
+			}
+		}
+		cols := 26
+		if complicated {
+			cols = 28
+		}
+		if len(jac) != len(obj) || len(jac[0]) != cols {
+			t.Fatalf("ht jacobian (complicated %v): %d x %d, want %d x %d", complicated, len(jac), len(jac[0]), len(obj), cols)
+		}
+		for col := range 28 {
+			up, down := vector(id+2+2*col), vector(id+3+2*col)
+			c := col - 2 // the column of theta's column - 2 in the simple variant's Jacobian
+			if complicated {
+				c = col
+			}
+			for r := range obj {
+				want := (up[r] - down[r]) / (2 * htStep)
+				if c < 0 {
+					continue // us columns exist only in the complicated variant
+				}
+				if got := jac[r][c]; math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+					t.Errorf("ht jacobian (complicated %v) [%d][%d] = %v, want %v (central differences)", complicated, r, c, got, want)
+				}
+			}
+		}
+		id += 2 + 2*28
 	}
 }
