@@ -342,7 +342,22 @@ func TestShapeComputesNoValues(t *testing.T) {
 (def main Integer ()
   (print ([shape f] 0.5 4) " " (ncount 1) " " (f 0.5 4) " " (ncount 2) "\n"))
 `
-	file := filepath.Join(t.TempDir(), "shape.ks")
+	out := runCounted(t, cc, src)
+	f := strings.Fields(out)
+	if len(f) < 3 || f[0] != "4,[1," || f[1] != "2]," || f[2] != "0" {
+		t.Errorf("[shape f] 0.5 4 and the calls it made: %q, want 4,[1, 2], and 0 calls", out)
+	}
+	if n := f[len(f)-1]; n != "7" {
+		t.Errorf("f 0.5 4 called counted %s times, want 7 (so the count counts)", n)
+	}
+}
+
+// runCounted compiles the program src with the C compiler cc (the
+// counting one) and runs it, failing the test unless it runs cleanly;
+// it returns what the program printed.
+func runCounted(t *testing.T, cc driver.CC, src string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "counted.ks")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -353,13 +368,7 @@ func TestShapeComputesNoValues(t *testing.T) {
 	if r.code != 0 || r.warnings != "" {
 		t.Fatalf("status %d\n%s%s", r.code, r.warnings, r.stderr)
 	}
-	f := strings.Fields(r.stdout)
-	if len(f) < 3 || f[0] != "4,[1," || f[1] != "2]," || f[2] != "0" {
-		t.Errorf("[shape f] 0.5 4 and the calls it made: %q, want 4,[1, 2], and 0 calls", r.stdout)
-	}
-	if n := f[len(f)-1]; n != "7" {
-		t.Errorf("f 0.5 4 called counted %s times, want 7 (so the count counts)", n)
-	}
+	return r.stdout
 }
 
 // countingCC returns the C compiler of the tests with the counting edef

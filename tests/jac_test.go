@@ -269,29 +269,19 @@ func TestJacobianSweeps(t *testing.T) {
            (cols 0.5 0.25) " " (ncount 3) " " ([fwd cols] (tuple 0.5 0.25) (tuple 1.0 0.0)) " " (ncount 4) " "
            ([jac cols] 0.5 0.25) " " (ncount 5) "\n")))
 `
-	file := filepath.Join(t.TempDir(), "sweeps.ks")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := tryProgram("c", driver.Options{}, cc, t.TempDir(), file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.code != 0 || r.warnings != "" {
-		t.Fatalf("status %d\n%s%s", r.code, r.warnings, r.stderr)
-	}
+	out := runCounted(t, cc, src)
 	var counts []string
-	for _, w := range strings.Fields(r.stdout) {
+	for _, w := range strings.Fields(out) {
 		if !strings.ContainsAny(w, "[],.") {
 			counts = append(counts, w)
 		}
 	}
 	if len(counts) != 5 {
-		t.Fatalf("cannot read the counts in %q", r.stdout)
+		t.Fatalf("cannot read the counts in %q", out)
 	}
 	fwd, _ := strconv.Atoi(counts[3])
 	want := []string{"8", "8", "5", counts[3], strconv.Itoa(2 * fwd)}
 	if strings.Join(counts, " ") != strings.Join(want, " ") || fwd > 2*5 {
-		t.Errorf("counted calls in rows, [jac rows], cols, [fwd cols], [jac cols]: %v, want %v ([fwd cols] at most 10)\n%s", counts, want, r.stdout)
+		t.Errorf("counted calls in rows, [jac rows], cols, [fwd cols], [jac cols]: %v, want %v ([fwd cols] at most 10)\n%s", counts, want, out)
 	}
 }
