@@ -14,8 +14,10 @@ import (
 // With n columns and m rows, J is computed by whichever costs fewer
 // sweeps: n columns by [fwd f] at the unit tangents, or, if m < n, m rows
 // by [sufrevpass f] at the unit cotangents, all from one BOG of one
-// [suffwdpass f], so the primal runs once. m comes from [shape f], which
-// computes no values, so the choice runs no sweep.
+// [suffwdpass f], so the primal runs once. n and m are counted from the
+// sizes of x and of [shape f], which computes no values, so the choice
+// runs no sweep. [jac f I...] has the columns of the arguments at the
+// positions I only.
 func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	sh, err := d.need("shape", base, p)
 	var fw *ir.Func
