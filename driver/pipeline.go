@@ -109,7 +109,12 @@ func Pipeline() []Step {
 				return err
 			}},
 		{Name: "go", Doc: "the generated Go (its runtime package aside)", After: "optimised",
-			Print: func(s *State, w io.Writer) error { return write(w)(EmitGoWith(s.Prog, s.Opts)) }},
+			Print: func(s *State, w io.Writer) error {
+				if !HasMain(s.Prog) {
+					return &NotApplicable{"go", "the Go backend makes a program, which needs (def main Integer () ...); this one has none (ksc build makes a C library without)"}
+				}
+				return write(w)(EmitGoWith(s.Prog, s.Opts))
+			}},
 	}
 }
 

@@ -48,7 +48,8 @@ func TestPipelineOrder(t *testing.T) {
 // TestEveryStagePrints runs every stage of the table on a program that
 // has something for each (split reverse mode for bog), with the IR
 // checker after each step, and checks what each prints; a program
-// without split reverse mode gets NotApplicable from bog.
+// without split reverse mode gets NotApplicable from bog, and one without
+// main from go.
 func TestEveryStagePrints(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, src string) string {
@@ -113,6 +114,9 @@ func TestEveryStagePrints(t *testing.T) {
 	err = Emit([]string{plain}, "bog", Options{}, &strings.Builder{})
 	if !IsNotApplicable(err) {
 		t.Errorf("bog of a program without split reverse mode: %v, want NotApplicable", err)
+	}
+	if err := Emit([]string{plain}, "go", Options{}, &strings.Builder{}); !IsNotApplicable(err) {
+		t.Errorf("go of a program without main: %v, want NotApplicable", err)
 	}
 	if err := Emit([]string{plain}, "nonsense", Options{}, &strings.Builder{}); err == nil {
 		t.Errorf("a stage not in the table: no error")
