@@ -257,6 +257,8 @@ func (j *jac) prim(e *ir.Call, vars []*ir.Var) ir.Expr {
 		return ir.MkPrim(p, op, e.Args[0], ir.MkLam(lam.P, lam.Param, body))
 	case "fold":
 		return j.fold(e)
+	case "buildFromSparse":
+		return j.buildFromSparse(e)
 	case "$inline":
 		// ($inline (g args)) is (g args); ANF keeps the call in place.
 		if inner, ok := e.Args[0].(*ir.Call); ok {
@@ -393,4 +395,39 @@ func (j *jac) fold(e *ir.Call) ir.Expr {
 						Body: body}))))
 	return ir.MkPrim(p, "lmFold", lam, ir.MkLam(p, tt, step), init, v,
 		j.orZero(mInit, p, init), j.orZero(mV, p, v))
+}
+
+// buildFromSparse differentiates (buildFromSparse sh n (lam k body)),
+// the sum over k of element j(k) set to x(k) in a zero tensor of shape sh:
+// its map is the sum over k of x's map scattered to index j,
+//
+//	(lmSumBuild n (lam k (let ... pair = body, j = pair.1, x = pair.2,
+//	                         (lmCompose (lmScatter sh j x) dx))))
+//
+// Applying it forwards is again a buildFromSparse of the tangents
+// (linmap.Forward), and in reverse each k reads the cotangent at j.
+func (j *jac) buildFromSparse(e *ir.Call) ir.Expr {
+	p := e.P
+	sh, n, lam := e.Args[0], e.Args[1], e.Args[2].(*ir.Lam)
+	items, tail := ir.ChainItems(lam.Body)
+	pt := tail.Type()
+	pair := j.ns.FreshVar(p, "pair", pt)
+	jv := j.ns.FreshVar(p, "j", pt.Elems[0])
+	xv := j.ns.FreshVar(p, "x", pt.Elems[1])
+	body := ir.WrapChain(items, ir.MkLet(p, pair, tail,
+		ir.MkLet(p, jv, ir.MkGet(p, 1, ir.Ref(p, pair)),
+			ir.MkLet(p, xv, ir.MkGet(p, 2, ir.Ref(p, pair)), ir.Ref(p, xv)))))
+	m := j.block(body)
+	if m == nil {
+		return nil
+	}
+	scatter := ir.MkPrim(p, "lmScatter", sh, ir.Ref(p, jv), ir.Ref(p, xv))
+	m = mapTail(m, func(t ir.Expr) ir.Expr { return ir.MkPrim(p, "lmCompose", scatter, t) })
+	return ir.MkPrim(p, "lmSumBuild", n, ir.MkLam(lam.P, lam.Param, m))
+}
+
+// mapTail returns the let-program m with its final map replaced by f of it.
+func mapTail(m ir.Expr, f func(ir.Expr) ir.Expr) ir.Expr {
+	items, tail := ir.ChainItems(m)
+	return ir.WrapChain(items, f(tail))
 }

@@ -37,6 +37,8 @@ var lmTable = []*Prim{
 		Doc: "(lmSumBuild n (lam i m)): the sum of the maps m over the index range"},
 	{Name: "lmIndex", Arity: 2, Check: checkLMIndex, LM: true,
 		Doc: "(lmIndex i v): the tangent of (index i v) with respect to v, (LM (Tensor N T) T)"},
+	{Name: "lmScatter", Arity: 3, Check: checkLMScatter, LM: true,
+		Doc: "(lmScatter sh j x): dx -> the tensor of shape sh that is zero but for dx at index j, (LM T (Tensor N T)) for x : T; the map of one element of buildFromSparse"},
 	{Name: "lmSum", Arity: 1, Check: checkLMSum, LM: true,
 		Doc: "(lmSum v): the tangent of (sum v), (LM (Tensor N T) T)"},
 	{Name: "lmRow", Arity: 1, Check: checkLMRow, LM: true,
@@ -190,6 +192,18 @@ func checkLMIndex(p []*types.Type) (*types.Type, string) {
 		return nil, "lmIndex: " + msg
 	}
 	return types.LMOf(p[1], t), ""
+}
+
+func checkLMScatter(p []*types.Type) (*types.Type, string) {
+	rank := types.IndexRank(p[1])
+	if rank == 0 || !p[2].IsValue() {
+		return nil, "lmScatter: expected a shape, an index and an example element, got " + describeParts(p)
+	}
+	res := types.TensorOf(rank, p[2])
+	if sh, ok := types.Shape(res); !ok || !sh.Equal(p[0]) {
+		return nil, fmt.Sprintf("lmScatter: the shape of a %s is not a %s", res, p[0])
+	}
+	return types.LMOf(p[2], res), ""
 }
 
 func checkLMSum(p []*types.Type) (*types.Type, string) {

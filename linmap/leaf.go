@@ -95,9 +95,14 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 			return ir.MkPrim(p, "sumbuild", a[0], ir.MkLam(lam.P, lam.Param, body))
 		case "lmSumBuild":
 			lam := a[1].(*ir.Lam)
+			if out := sparseSum(p, a[0], lam, func(body ir.Expr) ir.Expr { return s.ap(body, t) }); out != nil {
+				return out
+			}
 			return ir.MkPrim(p, "sumbuild", a[0], ir.MkLam(lam.P, lam.Param, s.ap(lam.Body, t)))
 		case "lmIndex":
 			return ir.MkPrim(p, "index", a[0], t)
+		case "lmScatter":
+			return scatter(p, a[0], ir.Int(p, 1), a[1], t, s.ns)
 		case "lmSum":
 			return ir.MkPrim(p, "sum", t)
 		case "lmRow":
@@ -170,6 +175,8 @@ func (s *sem) example(m ir.Expr) ir.Expr {
 			return ir.MkPrim(p, "build", a[0], ir.MkLam(lam.P, lam.Param, s.example(lam.Body)))
 		case "lmIndex":
 			return a[1]
+		case "lmScatter":
+			return a[2]
 		case "lmSum", "lmRow":
 			return a[0]
 		case "lmCol":
@@ -288,6 +295,8 @@ func (s *sem) accR(m, r, acc ir.Expr) ir.Expr {
 			})
 		case "lmIndex":
 			return ir.MkPrim(p, "$addAt", acc, a[0], r)
+		case "lmScatter":
+			return ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "index", a[1], r))
 		case "lmSum":
 			return ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "constVec", ir.MkPrim(p, "size", a[0]), r))
 		case "lmRow":
@@ -394,4 +403,32 @@ func (s *sem) target(m ir.Expr) ir.Expr {
 	}
 	fail(m.Pos(), "ksc cannot find the shape of the tangent of %s", ir.FormatExpr(m))
 	return nil
+}
+
+// scatter returns (buildFromSparse sh n (lam k (tuple j x))) for j and x
+// that do not read k: the tangent x applied to (lmScatter sh j ex).
+func scatter(p ir.Pos, sh, n ir.Expr, j, x ir.Expr, ns *ir.Names) ir.Expr {
+	k := ns.FreshVar(p, "k", n.Type())
+	return ir.MkPrim(p, "buildFromSparse", sh, n, ir.MkLam(p, k, ir.MkTuple(p, j, x)))
+}
+
+// sparseSum applies (lmSumBuild n lam) whose map per index ends in
+// (lmCompose (lmScatter sh j ex) m), the map of buildFromSparse (package
+// derive), as one buildFromSparse of the tangents: apply maps the
+// let-program ending in m to the code of its tangent. Summing one
+// scattered tensor per index would cost the tensor's size per index, and
+// fail on an empty range. It returns nil for any other map.
+func sparseSum(p ir.Pos, n ir.Expr, lam *ir.Lam, apply func(ir.Expr) ir.Expr) ir.Expr {
+	items, tail := ir.ChainItems(lam.Body)
+	c, ok := isLMCall(tail, "lmCompose")
+	if !ok {
+		return nil
+	}
+	sc, ok := isLMCall(c.Args[0], "lmScatter")
+	if !ok {
+		return nil
+	}
+	titems, tt := ir.ChainItems(apply(ir.WrapChain(items, c.Args[1])))
+	body := ir.WrapChain(titems, ir.MkTuple(p, sc.Args[1], tt))
+	return ir.MkPrim(p, "buildFromSparse", sc.Args[0], n, ir.MkLam(lam.P, lam.Param, body))
 }

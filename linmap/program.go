@@ -304,6 +304,9 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 			op := "build"
 			if e.Prim.Name == "lmSumBuild" {
 				op = "sumbuild"
+				if out := sparseSum(p, a[0], lam, f.conv); out != nil {
+					return out
+				}
 			}
 			return ir.MkPrim(p, op, a[0], ir.MkLam(lam.P, lam.Param, f.conv(lam.Body)))
 		}

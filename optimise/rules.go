@@ -438,6 +438,10 @@ func lmExample(m ir.Expr, side int) (ir.Expr, bool) {
 			if side == 1 {
 				x = a[0]
 			}
+		case "lmScatter":
+			if side == 0 {
+				x = a[2]
+			}
 		}
 	}
 	if x == nil || !exampleAtom(x) {

@@ -389,3 +389,30 @@ func countingCC(t *testing.T) driver.CC {
 	cc.Flags = append(cc.Flags, counter)
 	return cc
 }
+
+// TestSparseTangentsScattered: the tangent of buildFromSparse is one
+// buildFromSparse of the values' tangents, O(1) per pair, not a sumbuild
+// of one scattered tensor per pair (the size of the result per pair, and
+// an error on no pairs). Counted in the optimised [fwd f] of the
+// functions of testdata/ad/build_from_sparse.ks; captured reads its
+// buildFromSparse's value too, which is a loop of its own.
+func TestSparseTangentsScattered(t *testing.T) {
+	file := filepath.Join("testdata", "ad", "build_from_sparse.ks")
+	for _, tc := range []struct {
+		fn    string
+		loops int
+	}{{"fold_sq", 1}, {"to_matrix", 1}, {"to_rows", 1}, {"captured", 2}, {"no_pairs", 1}} {
+		fn := optimisedFunc(t, file, "[fwd "+tc.fn+"]")
+		counts := map[string]int{}
+		ir.Inspect(fn.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok && c.Prim != nil {
+				counts[c.Prim.Name]++
+			}
+			return true
+		})
+		if counts["sumbuild"] != 0 || counts["buildFromSparse"] != tc.loops {
+			t.Errorf("[fwd %s] has %d sumbuilds and %d buildFromSparse, want 0 and %d:\n%s",
+				tc.fn, counts["sumbuild"], counts["buildFromSparse"], tc.loops, ir.FormatExpr(fn.Body))
+		}
+	}
+}

@@ -61,8 +61,8 @@ package goemit
 // The primal definitions are those of the optimised program (so an
 // optimisation bug shows as a disagreement), with the prelude inlined and
 // map, map2, constVec, deltaVec, Vec_init and unzip written as builds
-// (package lower). buildFromSparse, $check and (Vec_init t) of a tuple t
-// are not supported: a positioned error names them.
+// (package lower). $check and (Vec_init t) of a tuple t are not
+// supported: a positioned error names them.
 import (
 	"fmt"
 	"strconv"
@@ -557,6 +557,9 @@ func (g *fn) cpsPrim(e *ir.Call, sc scope, k func(dval)) {
 	case "fold":
 		g.cpsFold(e, sc, k)
 		return
+	case "buildFromSparse":
+		g.cpsBuildFromSparse(e, sc, k)
+		return
 	case "index":
 		g.cpsList(e.Args, sc, func(ds []dval) {
 			t := ds[1].t
@@ -814,4 +817,49 @@ func (g *fn) cpsFold(e *ir.Call, sc scope, k func(dval)) {
 		g.stmt(jen.Id(loop).Op("=").Func().Params(jen.Id(i).Int64(), jen.Id(a).Add(g.e.gotype(accT)), jen.Id(ac).Add(g.cellType(accT, p))).Block(body...))
 		g.stmt(jen.Id(loop).Call(jen.Lit(0), a0.v.code, jen.Id(g.cellOf(&a0, p))))
 	})
+}
+
+// cpsBuildFromSparse emits buildFromSparse as a recursive closure over the
+// flat index space of its count: each iteration adds its element at its
+// index, calls the next, and on the way back adds the result's adjoint at
+// that index into the element's cell.
+func (g *fn) cpsBuildFromSparse(e *ir.Call, sc scope, k func(dval)) {
+	p := e.P
+	lam, ok := e.Args[2].(*ir.Lam)
+	if !ok {
+		cpsErr(p, "cannot differentiate buildFromSparse of a non-lambda")
+	}
+	sh := g.atom(g.expr(e.Args[0], sc.p), e.Args[0].Type())
+	it := e.Args[1].Type()
+	n := g.atom(g.expr(e.Args[1], sc.p), it)
+	sz := sizes(n, it)
+	total := sz[0]
+	for _, s := range sz[1:] {
+		total = g.temp(pureOf(total.c().Op("*").Add(s.code)), types.IntegerType)
+	}
+	valT := lam.Body.Type().Elems[1]
+	r := g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(p), sh.code)), e.T)
+	rc := g.newCell(e.T, r, p)
+	loop, i := g.fresh("loop"), g.fresh("i")
+	g.stmt(jen.Var().Id(loop).Func().Params(jen.Int64()))
+	body := g.block(func() {
+		last := g.block(func() {
+			k(dval{v: r, cell: rc, t: e.T})
+			g.stmt(jen.Return())
+		})
+		g.stmt(jen.If(jen.Id(i).Op("==").Add(total.code)).Block(last...))
+		idx := g.indexOf(atomOf(jen.Id(i)), sz, it)
+		inner := g.bind(sc, lam.Param, dval{v: idx, t: it})
+		g.cps(lam.Body, inner, func(y dval) {
+			flat := g.flatIndex(field(y.v, 0), r, e.T, p)
+			g.addInto(data(r, e.T).Index(flat.code), field(y.v, 1), valT, p)
+			g.stmt(jen.Id(loop).Call(jen.Id(i).Op("+").Lit(1)))
+			if y.cell != "" && valT.Contains(types.Float) {
+				xc := g.use("c", jen.Op("&").Id(y.cell).Dot("F1"))
+				g.accum(xc, data(atomOf(jen.Parens(jen.Op("*").Id(rc))), e.T).Index(flat.code), valT, p)
+			}
+		})
+	})
+	g.stmt(jen.Id(loop).Op("=").Func().Params(jen.Id(i).Int64()).Block(body...))
+	g.stmt(jen.Id(loop).Call(jen.Lit(0)))
 }

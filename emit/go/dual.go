@@ -237,6 +237,8 @@ func (g *fn) dualPrim(e *ir.Call, sc scope) tval {
 		return g.dualBuild(e, sc)
 	case "fold":
 		return g.dualFold(e, sc)
+	case "buildFromSparse":
+		return g.dualBuildFromSparse(e, sc)
 	case "index":
 		i, v := g.dual(e.Args[0], sc), g.dual(e.Args[1], sc)
 		t := v.t
@@ -424,4 +426,30 @@ func (g *fn) dualFold(e *ir.Call, sc scope) tval {
 		g.stmt(jen.Id(da).Op("=").Id(dy))
 	})
 	return tval{v: atomOf(jen.Id(a)), dv: da, t: accT}
+}
+
+// dualBuildFromSparse emits buildFromSparse, adding each element's value
+// and tangent at its index in the same loop.
+func (g *fn) dualBuildFromSparse(e *ir.Call, sc scope) tval {
+	p := e.P
+	lam, ok := e.Args[2].(*ir.Lam)
+	if !ok {
+		cpsErr(p, "cannot differentiate buildFromSparse of a non-lambda")
+	}
+	sh := g.atom(g.expr(e.Args[0], sc.p), e.Args[0].Type())
+	it := e.Args[1].Type()
+	n := g.atom(g.expr(e.Args[1], sc.p), it)
+	dt := tangent(e.T, p)
+	r := g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(p), sh.code)), e.T)
+	dr := g.temp(pureOf(g.e.rt("ZeroTan").Types(g.e.gotype(dt)).Call(r.code)), dt)
+	valT := lam.Body.Type().Elems[1]
+	g.loop(sizes(n, it), func(idx, _ val) {
+		y := g.dual(lam.Body, g.bindT(sc, lam.Param, tval{v: idx, t: it}))
+		flat := g.flatIndex(field(y.v, 0), r, e.T, p)
+		g.addInto(data(r, e.T).Index(flat.code), field(y.v, 1), valT, p)
+		if y.dv != "" {
+			g.addInto(data(dr, dt).Index(flat.code), field(atomOf(jen.Id(y.dv)), 1), tangent(valT, p), p)
+		}
+	})
+	return tval{v: r, dv: g.use("d", dr.code), t: e.T}
 }
