@@ -30,6 +30,7 @@ func AllFeatures() []Feature {
 		{"if", "an if"},
 		{"build", "a build over an Integer"},
 		{"sumbuild", "a sumbuild"},
+		{"sparse", "a buildFromSparse"},
 		{"map", "a map"},
 		{"fold", "a fold"},
 		{"index", "an index"},
@@ -116,7 +117,7 @@ func (w *walker) walk(n *Node) {
 	switch h := n.Head; h {
 	case "":
 		return
-	case "let", "let2", "build", "sumbuild", "build2", "map", "fold":
+	case "let", "let2", "build", "sumbuild", "build2", "map", "fold", "sparse":
 		if h == "let" && isVar(n.Kids[0]) {
 			set["alias"] = true
 		}
@@ -137,8 +138,11 @@ func (w *walker) walk(n *Node) {
 		// lambda's body is the first kid of map and fold, the last of the
 		// rest.
 		outside, inside := n.Kids[:1], n.Kids[1:]
-		if h == "map" || h == "fold" {
+		switch h {
+		case "map", "fold":
 			outside, inside = n.Kids[1:], n.Kids[:1]
+		case "sparse":
+			outside, inside = n.Kids[:2], n.Kids[2:]
 		}
 		for _, k := range outside {
 			w.walk(k)

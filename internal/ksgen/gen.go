@@ -659,8 +659,29 @@ func (g *gen) vec(n, d int) *Node {
 			m := Type{K: Tensor2, N: n, M: 1 + g.rng.Intn(3)}
 			return call(t, "mul", g.expr(m, d), g.expr(Type{K: Vec, N: m.M}, d))
 		}
+	case 7:
+		if g.chance(2) {
+			return g.sparse(n, d)
+		}
 	}
 	return g.atom(t)
+}
+
+// sparse returns a buildFromSparse of n Floats from up to 2n pairs (none,
+// sometimes), pair i landing on element i mod n: several pairs add into
+// one element.
+func (g *gen) sparse(n, d int) *Node {
+	t := Type{K: Vec, N: n}
+	m := g.rng.Intn(2*n + 1)
+	count := g.size(m)
+	i := g.binder(loopNames)
+	var idx, val *Node
+	g.with(Param{Name: i, T: tI, Lo: 0, Hi: m}, func() *Node {
+		idx = fixed(leaf(tI, fmt.Sprintf("(sub %[1]s (mul %[2]d (div %[1]s %[2]d)))", i, n)))
+		val = g.expr(tF, d)
+		return val
+	})
+	return &Node{T: t, Head: "sparse", Bind: i, Kids: []*Node{g.size(n), count, idx, val}}
 }
 
 // tensor returns a matrix of t's size.

@@ -19,7 +19,8 @@
 // Bodies are built from Floats, Integers, Bools, vectors, vectors of
 // vectors, matrices, pairs, lets (with tuple patterns), ifs on Integer
 // and Bool conditions (so the functions are smooth and finite differences
-// apply), build (over an Integer or a pair of Integers), sumbuild, index,
+// apply), build (over an Integer or a pair of Integers), sumbuild,
+// buildFromSparse (pairs landing on one element, or none), index,
 // size, sum, fold, map, dot, calls of the helpers defined before, and
 // prelude functions on safe domains: log and sqrt of values kept
 // positive, division by values kept away from zero, exp of a sine. Every
@@ -72,6 +73,7 @@ func (t Type) KS() string {
 //	build2   (build Kids[0] (lam (p : Tuple Integer Integer) (let ((i j) p) Kids[1]))), Bind "p i j"
 //	map      (map (lam (Bind : Float) Kids[0]) Kids[1])
 //	fold     (fold (lam (p : Tuple Float Float) (let ((a x) p) Kids[0])) Kids[1] Kids[2]), Bind "p a x"
+//	sparse   (buildFromSparse Kids[0] Kids[1] (lam (Bind : Integer) (tuple Kids[2] Kids[3])))
 type Node struct {
 	T    Type
 	Head string
@@ -124,6 +126,14 @@ func (n *Node) write(b *strings.Builder) {
 		k(0)
 		fmt.Fprintf(b, " (lam (%s : Tuple Integer Integer) (let ((%s %s) %s)", f[0], f[1], f[2], f[0])
 		k(1)
+		b.WriteString(")))")
+	case "sparse":
+		b.WriteString("(buildFromSparse")
+		k(0)
+		k(1)
+		fmt.Fprintf(b, " (lam (%s : Integer) (tuple", n.Bind)
+		k(2)
+		k(3)
 		b.WriteString(")))")
 	case "map":
 		fmt.Fprintf(b, "(map (lam (%s : Float)", n.Bind)
