@@ -233,6 +233,26 @@ func (n Name) Words() []string {
 	return w
 }
 
+// Ident returns the name as a C or Go identifier, the one spelling every
+// backend and library entry uses: its words joined by "_", any other
+// character replaced by "_" ([rev f 0 2] gives rev_f_wrt_0_2).
+func (n Name) Ident() string { return Identifier(strings.Join(n.Words(), "_")) }
+
+// Identifier returns s with every character that may not appear in a C
+// or Go identifier replaced by "_".
+func Identifier(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
 // WrtString returns the positions of Wrt, each after a space: " 0 2".
 func (n Name) WrtString() string {
 	var b strings.Builder

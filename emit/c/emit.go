@@ -219,7 +219,7 @@ func (e *emitter) funcName(f *ir.Func) string {
 	if n, ok := e.fnNames[f]; ok {
 		return n
 	}
-	base := "ksu_" + sanitize(strings.Join(f.Name.Words(), "_"))
+	base := "ksu_" + f.Name.Ident()
 	n := base
 	for i := 2; e.usedNames[n]; i++ {
 		n = base + "_" + strconv.Itoa(i)
@@ -235,20 +235,6 @@ func (e *emitter) signature(f *ir.Func, name string) string {
 		ps = append(ps, fmt.Sprintf("%s p%d", p, i))
 	}
 	return fmt.Sprintf("%s %s(%s)", e.ctype(f.Result), name, strings.Join(ps, ", "))
-}
-
-// sanitize turns a ks name into the characters of a C identifier.
-func sanitize(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
 }
 
 func commentSafe(s string) string { return strings.ReplaceAll(s, "*/", "* /") }

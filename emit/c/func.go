@@ -64,7 +64,7 @@ func (f *fn) fresh(ks string) string {
 	if ks == "" {
 		return "_t" + strconv.Itoa(f.e.tmp)
 	}
-	s := sanitize(ks)
+	s := ir.Identifier(ks)
 	if s[0] == '_' {
 		s = "v" + s
 	}

@@ -59,15 +59,15 @@ func checkDerivedNames(fs []*ir.Func) {
 	derived := map[string]*ir.Func{}
 	for _, f := range fs {
 		if len(f.Name.Derivs) > 0 {
-			derived[sanitize(strings.Join(f.Name.Words(), "_"))] = f
+			derived[f.Name.Ident()] = f
 		}
 	}
 	for _, f := range fs {
 		if len(f.Name.Derivs) > 0 {
 			continue
 		}
-		if g, ok := derived[sanitize(f.Name.Base)]; ok {
-			panic(&syntax.Error{Pos: f.P, Msg: fmt.Sprintf("the def %s would be exported under the name of %s (%s): rename the def", f.Name.Base, g.Name, sanitize(f.Name.Base)),
+		if g, ok := derived[ir.Identifier(f.Name.Base)]; ok {
+			panic(&syntax.Error{Pos: f.P, Msg: fmt.Sprintf("the def %s would be exported under the name of %s (%s): rename the def", f.Name.Base, g.Name, ir.Identifier(f.Name.Base)),
 				Hint: "the C name of a derived function is its words joined by _: [rev f] is NAME_rev_f"})
 		}
 	}
@@ -104,7 +104,7 @@ func exports(prog *ir.Program, prefix string, taken map[string]bool) []Export {
 	var fs []*ir.Func
 	count := map[string]int{}
 	plain := func(f *ir.Func) string {
-		return prefix + "_" + sanitize(strings.Join(f.Name.Words(), "_"))
+		return prefix + "_" + f.Name.Ident()
 	}
 	latest := map[string]*ir.Func{}
 	for _, f := range prog.Funcs {
@@ -483,7 +483,7 @@ func paramNames(f *ir.Func) []string {
 		ok := true
 		cand := make([]string, n)
 		for i, v := range f.Params {
-			s := sanitize(v.Name)
+			s := ir.Identifier(v.Name)
 			if s == "" || s[0] >= '0' && s[0] <= '9' || s[0] == '_' || seen[s] || cKeywords[s] {
 				ok = false
 				break

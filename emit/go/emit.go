@@ -185,7 +185,7 @@ func (e *emitter) funcName(f *ir.Func) string {
 	if n, ok := e.fnNames[f]; ok {
 		return n
 	}
-	base := "ksu_" + sanitize(strings.Join(f.Name.Words(), "_"))
+	base := "ksu_" + f.Name.Ident()
 	n := base
 	for i := 2; e.usedNames[n]; i++ {
 		n = base + "_" + strconv.Itoa(i)
@@ -193,20 +193,6 @@ func (e *emitter) funcName(f *ir.Func) string {
 	e.usedNames[n] = true
 	e.fnNames[f] = n
 	return n
-}
-
-// sanitize turns a ks name into the characters of a Go identifier.
-func sanitize(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
 }
 
 // gotype returns the Go type of a ks type, declaring it on first use.

@@ -73,7 +73,7 @@ func (g *fn) fresh(ks string) string {
 	if ks == "" {
 		return "t" + strconv.Itoa(g.e.tmp)
 	}
-	s := sanitize(ks)
+	s := ir.Identifier(ks)
 	if s[0] == '_' || '0' <= s[0] && s[0] <= '9' {
 		s = "v" + s
 	}
