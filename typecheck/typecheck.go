@@ -669,18 +669,42 @@ func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 		c.errorf(e.Fn.P, "%s takes %d arguments, got %d", p.Name, p.Arity, len(e.Args))
 		return nil
 	}
+	args, ok := c.lamArgs(e, p.Name, p.Lams, sc)
+	if !ok {
+		return nil
+	}
+	if p.Name == "buildFromSparse" {
+		args[0] = knossosShape(args[0], args[2])
+	}
+	parts := make([]*types.Type, len(args))
+	for i, a := range args {
+		parts[i] = a.Type()
+	}
+	res, msg := p.Check(parts)
+	if msg != "" {
+		c.errorf(e.Fn.P, "%s", msg)
+		return nil
+	}
+	return &ir.Call{P: e.Lparen, T: res, Prim: p, Args: args}
+}
+
+// lamArgs checks the arguments of a call of name, a primitive that takes
+// lambdas at the argument positions lams: each of those must be written
+// as a lambda, (lam (x : T) body), whose body is checked with x in scope.
+// It returns false after reporting an error.
+func (c *checker) lamArgs(e *syntax.Call, name string, lams []int, sc *scope) ([]ir.Expr, bool) {
 	args := make([]ir.Expr, len(e.Args))
 	ok := true
 	for i, a := range e.Args {
 		isLam := false
-		for _, j := range p.Lams {
+		for _, j := range lams {
 			isLam = isLam || i == j
 		}
 		lam, written := a.(*syntax.Lam)
 		switch {
 		case isLam && !written:
 			if v, isVar := a.(*syntax.Var); !isVar || sc.lookup(v.Name) == nil || sc.lookup(v.Name).T != nil {
-				c.errorf(a.Pos(), "argument %d of %s must be a lambda (lam (x : T) body)", i+1, p.Name)
+				c.errorf(a.Pos(), "argument %d of %s must be a lambda (lam (x : T) body)", i+1, name)
 			}
 			ok = false
 		case isLam:
@@ -701,22 +725,7 @@ func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 			ok = ok && args[i] != nil
 		}
 	}
-	if !ok {
-		return nil
-	}
-	if p.Name == "buildFromSparse" {
-		args[0] = knossosShape(args[0], args[2])
-	}
-	parts := make([]*types.Type, len(args))
-	for i, a := range args {
-		parts[i] = a.Type()
-	}
-	res, msg := p.Check(parts)
-	if msg != "" {
-		c.errorf(e.Fn.P, "%s", msg)
-		return nil
-	}
-	return &ir.Call{P: e.Lparen, T: res, Prim: p, Args: args}
+	return args, ok
 }
 
 // resolve finds the function or primitive a call names, by the type of its argument.
