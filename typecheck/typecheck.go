@@ -10,6 +10,10 @@
 // but not written by hand is added to the program without a body, for the
 // derive stage to fill in.
 //
+// A call of buildFromSparseTupled, a Knossos primitive without a row in
+// the primitive table, is rewritten into build and buildFromSparse
+// (tupled.go), so no later stage meets it.
+//
 // Every error is collected and reported as file:line:col: message.
 package typecheck
 
@@ -56,6 +60,11 @@ type checker struct {
 	errs  syntax.ErrorList
 	// internal allows the primitives of derived code (CheckExpr).
 	internal bool
+	// fresh names the variables of the code the checker writes itself
+	// (sparseTupled). It is its own supply, not the program's
+	// (ir.Program.Names), which must not be made before the program is
+	// complete.
+	fresh ir.Names
 }
 
 // declareLater records where a function name is declared, so that a use
@@ -164,7 +173,7 @@ func (c *checker) def(d *syntax.Def) {
 		c.errorf(d.Name.P, "a function must take and return values, not %s -> %s", arg, d.Result.T)
 		return
 	}
-	if len(name.Derivs) == 0 && ir.IsPrim(name.Base) && isStructural(name.Base) {
+	if len(name.Derivs) == 0 && (ir.IsPrim(name.Base) && isStructural(name.Base) || name.Base == tupledName) {
 		c.errorf(d.Name.P, "%s is a primitive and cannot be redefined", name.Base)
 		return
 	}
@@ -289,7 +298,7 @@ func (c *checker) edef(d *syntax.Edef) {
 				f.Prim = p // a restatement of a prelude function
 			}
 		}
-		if f.Prim == nil && ir.IsPrim(name.Base) && isStructural(name.Base) {
+		if f.Prim == nil && (ir.IsPrim(name.Base) && isStructural(name.Base) || name.Base == tupledName) {
 			c.errorf(d.Name.P, "%s is a primitive and cannot be declared with edef", name.Base)
 			return
 		}
@@ -529,6 +538,9 @@ func lamPrims() string {
 		if len(p.Lams) > 0 && !seen[p.Name] {
 			seen[p.Name] = true
 			names = append(names, p.Name)
+			if p.Name == "buildFromSparse" {
+				names = append(names, tupledName)
+			}
 		}
 	}
 	return strings.Join(names, ", ")
@@ -589,6 +601,9 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 		if m := getRE.FindStringSubmatch(n.Base); m != nil {
 			return c.get(e, m, sc)
 		}
+		if n.Base == tupledName {
+			return c.sparseTupled(e, sc)
+		}
 		if _, later := c.later[n.Base]; !later && !c.isFunction(n.Base) && n.Base != "$inline" {
 			// The arguments of an unknown function are not checked: a
 			// misspelt keyword, (lett (x e) body), makes them look like
@@ -636,7 +651,7 @@ func (c *checker) hasUserOverload(base string) bool {
 }
 
 func (c *checker) isFunction(name string) bool {
-	return len(c.names[name]) > 0 || ir.IsPrim(name)
+	return len(c.names[name]) > 0 || ir.IsPrim(name) || name == tupledName
 }
 
 // get checks (get$i$n e).
@@ -914,6 +929,7 @@ func (c *checker) allNames() []string {
 	for _, p := range ir.Prims() {
 		ns = append(ns, p.Name)
 	}
+	ns = append(ns, tupledName)
 	sort.Strings(ns)
 	return ns
 }
