@@ -368,7 +368,7 @@ func combinator(c *Comb) func(x []Value, fs []fun) (Value, error) {
 			})
 		}
 	case "buildFromSparse":
-		return func(x []Value, fs []fun) (Value, error) { return buildFromSparse(pos, t, x[0], x[1].(int64), fs[2]) }
+		return func(x []Value, fs []fun) (Value, error) { return buildFromSparse(pos, t, x[0], sizesOf(x[1]), fs[2]) }
 	case "$ifold", "$ifoldr":
 		down := c.Prim.Name == "$ifoldr"
 		return func(x []Value, fs []fun) (Value, error) { return ifold(x[0].(int64), x[1], fs[2], down) }
@@ -432,27 +432,66 @@ func ifold(n int64, s Value, f fun, down bool) (Value, error) {
 	return s, nil
 }
 
-func buildFromSparse(pos Pos, t *types.Type, shape Value, n int64, f fun) (Value, error) {
+// buildFromSparse is zeros of the shape, then, for each index i of the
+// loop counts in row-major order, with (j, x) = f(i), element j += x.
+func buildFromSparse(pos Pos, t *types.Type, shape Value, counts []int64, f fun) (Value, error) {
 	z, err := zeros(pos, t, shape)
 	if err != nil {
 		return nil, err
 	}
 	r := z.(*Tensor)
-	for i := int64(0); i < n; i++ {
+	err = eachIndex(counts, func(i Value) error {
 		x, err := f(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pair := x.(TupleValue)
 		k, err := flatIndex(pos, pair[0], r)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if r.Elems[k], err = add(pos, r.Elems[k], pair[1]); err != nil {
-			return nil, err
-		}
+		r.Elems[k], err = add(pos, r.Elems[k], pair[1])
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// eachIndex calls f with every index of the given sizes (an Integer for
+// one size, else a tuple), in row-major order, until f fails. A size of 0
+// or less makes the index space empty.
+func eachIndex(sizes []int64, f func(i Value) error) error {
+	for _, n := range sizes {
+		if n <= 0 {
+			return nil
+		}
+	}
+	idx := make([]int64, len(sizes))
+	for {
+		var i Value = idx[0]
+		if len(sizes) > 1 {
+			t := make(TupleValue, len(idx))
+			for d, x := range idx {
+				t[d] = x
+			}
+			i = t
+		}
+		if err := f(i); err != nil {
+			return err
+		}
+		d := len(idx) - 1
+		for ; d >= 0; d-- {
+			if idx[d]++; idx[d] < sizes[d] {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return nil
+		}
+	}
 }
 
 // check5 is $check: with d1 = ts_dot(f(x + dx) - f(x), dt) and

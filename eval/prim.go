@@ -179,13 +179,14 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 		}
 		return out
 	case "buildFromSparse":
+		// The count is an index value, as build's size: the loop runs
+		// over its index space in row-major order.
 		r := zeros(e.P, e.T, a[0]).(*Tensor)
-		n := a[1].(int64)
-		for i := int64(0); i < n; i++ {
+		forEach(sizes(a[1]), func(i Value, _ int) {
 			x := m.apply(lam(2), i, sc).(Tuple)
 			k := flat(pos, sizes(x[0]), r.Shape)
 			r.Data[k] = add(pos, r.Data[k], x[1])
-		}
+		})
 		return r
 	case "eq":
 		return equal(a[0], a[1])

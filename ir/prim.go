@@ -282,7 +282,7 @@ var baseTable = []*Prim{
 	{Name: "Vec_init", Arity: -1, Check: checkVecInit, Doc: "literal vector"},
 	{Name: "unzip", Arity: 1, Check: checkUnzip, Doc: "tensor of tuples to tuple of tensors"},
 	{Name: "buildFromSparse", Arity: 3, Check: checkBuildFromSparse, Lams: []int{2},
-		Doc: "zeros of the given shape, then result[idx] += value for each (idx, value) = f(i)"},
+		Doc: "zeros of the given shape, then result[idx] += value for each (idx, value) = f(i), i over the count's index range"},
 
 	// Tangent-space operations (section 6).
 	{Name: "ts_add", D: []string{"(lmOne x0)", "(lmOne x1)"}, Arity: 2, Check: checkTsAdd, Doc: "add a tangent to a value"},
@@ -503,10 +503,16 @@ func checkUnzip(p []*types.Type) (*types.Type, string) {
 	return types.TupleOf(elems...), ""
 }
 
+// checkBuildFromSparse checks (buildFromSparse sh n f): n is a loop count
+// of any index type, as build's size, and f takes an index of that type
+// to (Tuple index value), the index one of the result.
 func checkBuildFromSparse(p []*types.Type) (*types.Type, string) {
+	if types.IndexRank(p[1]) == 0 {
+		return nil, "buildFromSparse: the count must be an Integer or a tuple of Integers, not " + p[1].String()
+	}
 	from, to, ok := lamParts(p[2])
-	if !ok || !from.Equal(tI) || !p[1].Equal(tI) || to.Kind != types.Tuple || len(to.Elems) != 2 {
-		return nil, "buildFromSparse: expected a shape, a count and a lambda from Integer to (Tuple index value), got " + describeParts(p)
+	if !ok || !from.Equal(p[1]) || to.Kind != types.Tuple || len(to.Elems) != 2 {
+		return nil, fmt.Sprintf("buildFromSparse: expected a shape, a count and a lambda from %s (the count's type) to (Tuple index value), got %s", p[1], describeParts(p))
 	}
 	idx, val := to.Elems[0], to.Elems[1]
 	rank := types.IndexRank(idx)

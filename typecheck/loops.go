@@ -1,8 +1,6 @@
 package typecheck
 
 import (
-	"strconv"
-
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/syntax"
 	"github.com/ksc-lang/ksc/types"
@@ -15,21 +13,39 @@ import (
 //	(ccl n s0 (lam (is : Tuple Integer S) e))  the same with the step's
 //	                                       index, counting down from n-1
 //
-// (loopForm gives the checker of each). nTimes is a fold over the indices 0 .. n-1, so its derivatives are the
+// (rewrite gives the checker of each, and of buildFromSparseTupled).
+// nTimes is a fold over the indices 0 .. n-1, so its derivatives are the
 // fold's, whose split reverse mode records one BOG per iteration. ccl's
 // iterations are declared to commute: where its step adds to the state a
 // value that does not read it, (add s e) or (ts_add s e), the loop is s0 plus the sum of
 // the e over the indices (a sumbuild, summed in any order), whose reverse
 // pass needs no record of the states; any other step is run as nTimes
 // runs its own, counting down, and differentiated as that fold.
-func (c *checker) loopForm(name string) func(e *syntax.Call, sc *scope) ir.Expr {
+func (c *checker) rewrite(name string) func(e *syntax.Call, sc *scope) ir.Expr {
 	switch name {
+	case tupledName:
+		return c.sparseTupled
 	case "nTimes":
 		return c.nTimes
 	case "ccl":
 		return c.ccl
 	}
 	return nil
+}
+
+// rewritten lists the forms of the language that the checker writes as
+// other forms (rewrite gives the checker of each): like primitives, they
+// cannot be redefined, take lambdas, and are offered in hints.
+var rewritten = []string{tupledName, "nTimes", "ccl"}
+
+// isRewritten reports whether name is one of the forms in rewritten.
+func isRewritten(name string) bool {
+	for _, n := range rewritten {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // loopArgs checks the count, the initial state and the lambda of a loop
@@ -86,10 +102,10 @@ func (c *checker) nTimes(e *syntax.Call, sc *scope) ir.Expr {
 	}
 	p := e.Lparen
 	st := s0.Type()
-	avoid := []ir.Expr{n, s0, lam.Body}
-	nv := freshVar(p, "n", types.IntegerType, avoid...)
-	si := freshVar(p, "si", types.TupleOf(st, types.IntegerType), avoid...)
-	k := freshVar(p, "k", types.IntegerType, avoid...)
+	c.takeScope(sc)
+	nv := c.fresh.FreshVar(p, "n", types.IntegerType)
+	si := c.fresh.FreshVar(p, "si", types.TupleOf(st, types.IntegerType))
+	k := c.fresh.FreshVar(p, "k", types.IntegerType)
 	step := ir.MkLam(p, si, ir.MkLet(p, lam.Param, ir.MkGet(p, 1, ir.Ref(p, si)), lam.Body))
 	idx := ir.MkPrim(p, "build", ir.Ref(p, nv), ir.MkLam(p, k, ir.Ref(p, k)))
 	return counted(p, "nTimes", nv, n, ir.MkPrim(p, "fold", step, s0, idx))
@@ -112,20 +128,20 @@ func (c *checker) ccl(e *syntax.Call, sc *scope) ir.Expr {
 	}
 	p := e.Lparen
 	st := s0.Type()
-	avoid := []ir.Expr{n, s0, lam.Body}
-	nv := freshVar(p, "n", types.IntegerType, avoid...)
-	k := freshVar(p, "k", types.IntegerType, avoid...)
+	c.takeScope(sc)
+	nv := c.fresh.FreshVar(p, "n", types.IntegerType)
+	k := c.fresh.FreshVar(p, "k", types.IntegerType)
 	// The index of the k-th step, counting down.
 	down := ir.MkPrim(p, "sub", ir.MkPrim(p, "sub", ir.Ref(p, nv), ir.Int(p, 1)), ir.Ref(p, k))
 	if sum, add := additive(lam); sum != nil {
-		s0v := freshVar(p, "s0", st, avoid...)
+		s0v := c.fresh.FreshVar(p, "s0", st)
 		body := ir.MkLet(p, lam.Param, ir.MkTuple(p, down, ir.Ref(p, s0v)), sum)
 		total := ir.MkPrim(p, "sumbuild", ir.Ref(p, nv), ir.MkLam(p, k, body))
 		plus := &ir.Call{P: add.P, T: add.T, Prim: add.Prim, Args: []ir.Expr{ir.Ref(p, s0v), total}}
 		zero := ir.MkPrim(p, "eq", ir.Ref(p, nv), ir.Int(p, 0))
 		return ir.MkLet(p, s0v, s0, counted(p, "ccl", nv, n, ir.MkIf(p, zero, ir.Ref(p, s0v), plus)))
 	}
-	si := freshVar(p, "si", types.TupleOf(st, types.IntegerType), avoid...)
+	si := c.fresh.FreshVar(p, "si", types.TupleOf(st, types.IntegerType))
 	step := ir.MkLam(p, si, ir.MkLet(p, lam.Param,
 		ir.MkTuple(p, ir.MkGet(p, 2, ir.Ref(p, si)), ir.MkGet(p, 1, ir.Ref(p, si))), lam.Body))
 	idx := ir.MkPrim(p, "build", ir.Ref(p, nv), ir.MkLam(p, k, down))
@@ -217,28 +233,11 @@ func additive(lam *ir.Lam) (ir.Expr, *ir.Call) {
 	return nil, nil
 }
 
-// freshVar returns a variable named base, or base with a number, whose
-// name occurs in none of the expressions: a binder the checker adds
-// around user code captures none of its names.
-func freshVar(p ir.Pos, base string, t *types.Type, avoid ...ir.Expr) *ir.Var {
-	taken := func(name string) bool {
-		for _, e := range avoid {
-			found := false
-			ir.Inspect(e, func(x ir.Expr) bool {
-				if v, ok := x.(*ir.Var); ok && v.Name == name {
-					found = true
-				}
-				return !found
-			})
-			if found {
-				return true
-			}
-		}
-		return false
+// takeScope keeps the names in scope out of the checker's fresh names, so
+// that a binder it writes around user code captures none of them (the
+// step's parameter, bound by the rewrite itself, apart).
+func (c *checker) takeScope(sc *scope) {
+	for _, n := range sc.names() {
+		c.fresh.Take(n)
 	}
-	name := base
-	for i := 1; taken(name); i++ {
-		name = base + strconv.Itoa(i)
-	}
-	return &ir.Var{P: p, T: t, Name: name}
 }

@@ -10,6 +10,10 @@
 // but not written by hand is added to the program without a body, for the
 // derive stage to fill in.
 //
+// A call of buildFromSparseTupled, a Knossos primitive without a row in
+// the primitive table, is rewritten into build and buildFromSparse
+// (tupled.go), so no later stage meets it.
+//
 // Every error is collected and reported as file:line:col: message.
 package typecheck
 
@@ -56,6 +60,11 @@ type checker struct {
 	errs  syntax.ErrorList
 	// internal allows the primitives of derived code (CheckExpr).
 	internal bool
+	// fresh names the variables of the code the checker writes itself
+	// (sparseTupled). It is its own supply, not the program's
+	// (ir.Program.Names), which must not be made before the program is
+	// complete.
+	fresh ir.Names
 }
 
 // declareLater records where a function name is declared, so that a use
@@ -164,7 +173,7 @@ func (c *checker) def(d *syntax.Def) {
 		c.errorf(d.Name.P, "a function must take and return values, not %s -> %s", arg, d.Result.T)
 		return
 	}
-	if len(name.Derivs) == 0 && ir.IsPrim(name.Base) && isStructural(name.Base) {
+	if len(name.Derivs) == 0 && (ir.IsPrim(name.Base) && isStructural(name.Base) || isRewritten(name.Base)) {
 		c.errorf(d.Name.P, "%s is a primitive and cannot be redefined", name.Base)
 		return
 	}
@@ -289,7 +298,7 @@ func (c *checker) edef(d *syntax.Edef) {
 				f.Prim = p // a restatement of a prelude function
 			}
 		}
-		if f.Prim == nil && ir.IsPrim(name.Base) && isStructural(name.Base) {
+		if f.Prim == nil && (ir.IsPrim(name.Base) && isStructural(name.Base) || isRewritten(name.Base)) {
 			c.errorf(d.Name.P, "%s is a primitive and cannot be declared with edef", name.Base)
 			return
 		}
@@ -529,6 +538,9 @@ func lamPrims() string {
 		if len(p.Lams) > 0 && !seen[p.Name] {
 			seen[p.Name] = true
 			names = append(names, p.Name)
+			if p.Name == "buildFromSparse" {
+				names = append(names, rewritten...)
+			}
 		}
 	}
 	return strings.Join(names, ", ")
@@ -589,6 +601,9 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 		if m := getRE.FindStringSubmatch(n.Base); m != nil {
 			return c.get(e, m, sc)
 		}
+		if form := c.rewrite(n.Base); form != nil {
+			return form(e, sc)
+		}
 		if _, later := c.later[n.Base]; !later && !c.isFunction(n.Base) && n.Base != "$inline" {
 			// The arguments of an unknown function are not checked: a
 			// misspelt keyword, (lett (x e) body), makes them look like
@@ -596,10 +611,6 @@ func (c *checker) call(e *syntax.Call, sc *scope) ir.Expr {
 			c.errs.AddHint(n.P, c.functionHint(n.Base), "unknown function %s", n.Base)
 			return nil
 		}
-	}
-	// The loops of seed 002 are written as the forms later stages have.
-	if form := c.loopForm(n.Base); form != nil && n.Deriv == "" && n.Arg == nil && !c.hasUserOverload(n.Base) {
-		return form(e, sc)
 	}
 	// Arguments of primitives that take lambdas are checked in place.
 	if n.Deriv == "" && n.Arg == nil {
@@ -640,7 +651,7 @@ func (c *checker) hasUserOverload(base string) bool {
 }
 
 func (c *checker) isFunction(name string) bool {
-	return len(c.names[name]) > 0 || ir.IsPrim(name) || c.loopForm(name) != nil
+	return len(c.names[name]) > 0 || ir.IsPrim(name) || isRewritten(name)
 }
 
 // get checks (get$i$n e).
@@ -673,18 +684,42 @@ func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 		c.errorf(e.Fn.P, "%s takes %d arguments, got %d", p.Name, p.Arity, len(e.Args))
 		return nil
 	}
+	args, ok := c.lamArgs(e, p.Name, p.Lams, sc)
+	if !ok {
+		return nil
+	}
+	if p.Name == "buildFromSparse" {
+		args[0] = knossosShape(args[0], args[2])
+	}
+	parts := make([]*types.Type, len(args))
+	for i, a := range args {
+		parts[i] = a.Type()
+	}
+	res, msg := p.Check(parts)
+	if msg != "" {
+		c.errorf(e.Fn.P, "%s", msg)
+		return nil
+	}
+	return &ir.Call{P: e.Lparen, T: res, Prim: p, Args: args}
+}
+
+// lamArgs checks the arguments of a call of name, a primitive that takes
+// lambdas at the argument positions lams: each of those must be written
+// as a lambda, (lam (x : T) body), whose body is checked with x in scope.
+// It returns false after reporting an error.
+func (c *checker) lamArgs(e *syntax.Call, name string, lams []int, sc *scope) ([]ir.Expr, bool) {
 	args := make([]ir.Expr, len(e.Args))
 	ok := true
 	for i, a := range e.Args {
 		isLam := false
-		for _, j := range p.Lams {
+		for _, j := range lams {
 			isLam = isLam || i == j
 		}
 		lam, written := a.(*syntax.Lam)
 		switch {
 		case isLam && !written:
 			if v, isVar := a.(*syntax.Var); !isVar || sc.lookup(v.Name) == nil || sc.lookup(v.Name).T != nil {
-				c.errorf(a.Pos(), "argument %d of %s must be a lambda (lam (x : T) body)", i+1, p.Name)
+				c.errorf(a.Pos(), "argument %d of %s must be a lambda (lam (x : T) body)", i+1, name)
 			}
 			ok = false
 		case isLam:
@@ -705,22 +740,7 @@ func (c *checker) lamCall(e *syntax.Call, p *ir.Prim, sc *scope) ir.Expr {
 			ok = ok && args[i] != nil
 		}
 	}
-	if !ok {
-		return nil
-	}
-	if p.Name == "buildFromSparse" {
-		args[0] = knossosShape(args[0], args[2])
-	}
-	parts := make([]*types.Type, len(args))
-	for i, a := range args {
-		parts[i] = a.Type()
-	}
-	res, msg := p.Check(parts)
-	if msg != "" {
-		c.errorf(e.Fn.P, "%s", msg)
-		return nil
-	}
-	return &ir.Call{P: e.Lparen, T: res, Prim: p, Args: args}
+	return args, ok
 }
 
 // resolve finds the function or primitive a call names, by the type of its argument.
@@ -909,6 +929,7 @@ func (c *checker) allNames() []string {
 	for _, p := range ir.Prims() {
 		ns = append(ns, p.Name)
 	}
+	ns = append(ns, rewritten...)
 	sort.Strings(ns)
 	return ns
 }

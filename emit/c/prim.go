@@ -287,14 +287,16 @@ func (f *fn) primUnzip(c *primCall) string {
 	return f.tupleLit(c.e.T, fields)
 }
 
-// primBuildFromSparse compiles buildFromSparse.
+// primBuildFromSparse compiles buildFromSparse. The count is an index
+// value, as build's size: the loop runs over its index space in
+// row-major order.
 func (f *fn) primBuildFromSparse(c *primCall) string {
 	lam := c.e.Args[2].(*ir.Lam)
 	r := f.temp(f.e.helper("zeros", c.e.T)+"(ctx, "+c.ps+", "+c.parts[0]+")", c.e.T)
-	n := f.atom(c.parts[1], c.at(1))
+	counts := f.sizes(f.atom(c.parts[1], c.at(1)), c.at(1))
 	pair := lam.Body.Type()
 	idxT, valT := pair.Elems[0], pair.Elems[1]
-	f.loop(1, []string{n}, func(i, _ string) {
+	f.loop(len(counts), counts, func(i, _ string) {
 		x := f.atom(f.apply(lam, i, c.sc), pair)
 		idx := f.atom(x+".f0", idxT)
 		sizes := sizesOf(r, c.e.T.Rank)

@@ -503,12 +503,14 @@ func (g *fn) primUnzip(c *primCall) val {
 	return pureOf(g.tupleLit(c.e.T, fields))
 }
 
-// primBuildFromSparse compiles buildFromSparse.
+// primBuildFromSparse compiles buildFromSparse. The count is an index
+// value, as build's size: the loop runs over its index space in
+// row-major order.
 func (g *fn) primBuildFromSparse(c *primCall) val {
 	lam := c.e.Args[2].(*ir.Lam)
 	r := g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(c.e.T)).Call(pos(c.e.P), c.parts[0].code)), c.e.T)
 	pair := lam.Body.Type()
-	g.loop([]val{c.parts[1]}, func(i, _ val) {
+	g.loop(sizes(c.parts[1], c.at(1)), func(i, _ val) {
 		x := g.atom(g.apply(lam, i, c.sc), pair)
 		flat := g.flatIndex(field(x, 0), r, c.e.T, c.e.P)
 		g.addInto(data(r, c.e.T).Index(flat.code), field(x, 1), pair.Elems[1], c.e.P)
