@@ -200,6 +200,9 @@ func (d *deriver) generate(f *ir.Func) {
 		f.Body = ir.MkTuple(p, ir.CallFunc(p, base, x),
 			ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x))))
 	case "suffwdpass", "sufrevpass", "bogrev":
+		if d.handSplit(f, base, p) {
+			return
+		}
 		// Split from the optimised [revfull f] by the split-bog pass.
 		if _, err := d.need("revfull", base, p); err != nil {
 			d.errorf(p, "%v", err)
@@ -379,7 +382,7 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return f, nil
 	}
 	d.ensureBody(g)
-	if g.Kind == ir.EdefFunc || g.Body == nil {
+	if (g.Kind == ir.EdefFunc || g.Body == nil) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
 		want := deriv
 		if want == "revacc" {
 			want = "rev"

@@ -57,6 +57,27 @@ func TestDerive(t *testing.T) {
 			want: []string{"[shape h] : Float -> (Tuple Integer (Tuple))", "[shape v2] : Float -> Integer"},
 		},
 		{
+			name: "an edef with a hand-written [rev e] gets split passes recording its argument",
+			src: "(edef e Float (Float))\n(def [rev e] Float ((x : Float) (dr : Float)) (mul dr (cos x)))\n" +
+				"(gdef sufrev [e Float])",
+			want: []string{"[suffwdpass e] : Float -> (Tuple Float bog$e$f64)", "[sufrevpass e] : (Tuple Float bog$e$f64) -> Float", "[sufrev e]"},
+		},
+		{
+			name: "hand-written split passes choose their record; [bogrev] is made from [sufrevpass]",
+			src: "(def h Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (index i v))))\n" +
+				"(def [suffwdpass h] (Tuple Float Integer) (v : Vec Float) (tuple (sum v) (size v)))\n" +
+				"(def [sufrevpass [h (Vec Float)]] (Vec Float) ((dr : Float) (n : Integer)) (constVec n dr))\n" +
+				"(def f Float (v : Vec Float) (mul (h v) (h v)))\n(gdef sufrev [f (Vec Float)])",
+			want: []string{"[bogrev h] : (Tuple Float Integer (Vec Float)) -> (Vec Float)", "[suffwdpass f] (declared)"},
+		},
+		{
+			name: "a hand-written [suffwdpass h] needs a hand-written [sufrevpass h]",
+			src: "(def h Float (v : Vec Float) (sum v))\n" +
+				"(def [suffwdpass h] (Tuple Float Integer) (v : Vec Float) (tuple (sum v) (size v)))\n" +
+				"(gdef sufrev [h (Vec Float)])",
+			err: "ksc cannot generate [sufrevpass [h (Vec Float)]]: [suffwdpass h] is written by hand, so ksc cannot know its record; write [sufrevpass h] by hand too",
+		},
+		{
 			name: "an unknown strategy",
 			src:  g + "(gdef rev [f (Tuple Float Integer)])",
 			opts: Options{Rev: "fast"},

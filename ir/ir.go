@@ -382,6 +382,31 @@ func (p *Program) BogType(f *Func) *types.Type {
 	return t
 }
 
+// SetBogType makes t the type of f's BOGs, as a hand-written split pass
+// of f declares it (Knossos lets a program choose the record), and reports
+// whether it could: not if f's BOG type is another type already.
+func (p *Program) SetBogType(f *Func, t *types.Type) bool {
+	if p.bogs == nil {
+		p.bogs = map[string]*types.Type{}
+	}
+	key := f.Key()
+	if old, ok := p.bogs[key]; ok && !old.Equal(t) {
+		if old.Kind != types.Named || old.Def != nil {
+			return false // defined by a pass already
+		}
+		// The named type BogType made, looked up before the pass that
+		// names another was checked, and not defined: dropped.
+		for i, d := range p.Types {
+			if d == old {
+				p.Types = append(p.Types[:i:i], p.Types[i+1:]...)
+				break
+			}
+		}
+	}
+	p.bogs[key] = t
+	return true
+}
+
 // Names returns the program's supply of fresh variable names, which
 // avoids every variable name of the program as it was when first called.
 func (p *Program) Names() *Names {

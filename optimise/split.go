@@ -17,11 +17,15 @@ func splitBog(ctx *Context) error {
 			continue
 		}
 		g := f.Base
-		passes := bog.Passes{
-			Fwd:    lookup.Lookup("suffwdpass", g),
-			Rev:    lookup.Lookup("sufrevpass", g),
-			RevAcc: lookup.Lookup("bogrev", g),
+		// Only the passes still without a body: one written by hand, or
+		// made from hand-written ones (derive.handSplit), stays as it is.
+		empty := func(deriv string) *ir.Func {
+			if h := lookup.Lookup(deriv, g); h != nil && h.Body == nil && h.Kind == ir.DerivedFunc {
+				return h
+			}
+			return nil
 		}
+		passes := bog.Passes{Fwd: empty("suffwdpass"), Rev: empty("sufrevpass"), RevAcc: empty("bogrev")}
 		if passes.Fwd == nil && passes.Rev == nil && passes.RevAcc == nil {
 			continue
 		}

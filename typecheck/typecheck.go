@@ -224,6 +224,17 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 	if inner == nil {
 		return
 	}
+	if g, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 1 && splitDeriv(f.Name.Derivs[0]) &&
+		(len(g.Name.Derivs) == 0 || g.Name.IsCL()) {
+		// A hand-written split pass chooses the record's type, as in
+		// Knossos; the other passes of g must agree with it.
+		if b := declaredBog(f); b != nil && !(b.Kind == types.Named && strings.HasPrefix(b.Name, "bog$")) {
+			if !c.prog.SetBogType(g, b) {
+				c.errorf(pos, "%s records a %s, but the BOG type of %s is %s already", f.Name, b, g.Name, c.prog.BogType(g))
+				return
+			}
+		}
+	}
 	arg, res, msg := ir.DerivedSig(f.Name.Derivs[0], innerArg, innerRes, c.bogOf(f.Name.Derivs[0], inner))
 	if msg != "" {
 		return // the derivation is not available: the hand-written one stands alone
@@ -240,6 +251,23 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 	if g, ok := inner.(*ir.Func); ok && len(f.Name.Derivs) == 1 {
 		f.Base = g
 	}
+}
+
+// declaredBog returns the BOG type a split pass's signature names (the
+// second field of [suffwdpass f]'s result, of the other passes' argument),
+// or nil if it names none.
+func declaredBog(f *ir.Func) *types.Type {
+	t, n := f.Arg, 3 // [bogrev f] : (Tuple dT B dS) -> dS
+	switch f.Name.Derivs[0] {
+	case "suffwdpass":
+		t, n = f.Result, 2
+	case "sufrevpass":
+		n = 2
+	}
+	if t.Kind != types.Tuple || len(t.Elems) != n {
+		return nil
+	}
+	return t.Elems[1]
 }
 
 // bogOf returns the BOG type of a base function found by lookupInner, for
