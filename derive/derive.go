@@ -148,6 +148,19 @@ func (d *deriver) generate(f *ir.Func) {
 		return
 	}
 	p := usePos(f)
+	if f.Name.Base != base.Name.Base && !ir.IsCL(base) {
+		// A derived function of a primitive, whose Base is the def
+		// standing for it (typecheck's primDef): the same derivation of
+		// that def, under the name the program uses.
+		g, err := d.need(f.Name.Derivs[0], base, p)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		x := paramsOf(f, "x")[0]
+		f.Body = ir.CallFunc(p, g, x)
+		return
+	}
 	switch deriv := f.Name.Derivs[0]; deriv {
 	case "D":
 		d.jacobianBody(f, base)

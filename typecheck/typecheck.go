@@ -65,6 +65,9 @@ type checker struct {
 	// (ir.Program.Names), which must not be made before the program is
 	// complete.
 	fresh ir.Names
+	// primDefs holds the defs of primitives that derived functions of
+	// them derive from (primDef), by FuncKey.
+	primDefs map[string]*ir.Func
 }
 
 // declareLater records where a function name is declared, so that a use
@@ -358,6 +361,10 @@ func (c *checker) gdef(d *syntax.Gdef) {
 		return // written by hand, or asked for before
 	}
 	if _, _, found := c.lookupBase(name, baseArg); !found {
+		if ir.IsPrim(base.Base) && isStructural(base.Base) {
+			c.errorf(base.P, "%s", structuralDerived(base.Base))
+			return
+		}
 		cands, hint := c.noFunction(ir.Name{Base: base.Base})
 		c.errs.AddHint(base.P, hint, "no function [%s %s]%s", base.Base, baseArg, cands)
 		return
@@ -385,9 +392,14 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 		} else {
 			for _, p := range ir.LookupPrim(inner.Base) {
 				if p.Sig != nil && p.Sig.ArgType().Equal(baseArg) {
+					innerFunc = c.primDef(pos, p)
 					innerArg, innerRes = baseArg, p.Sig.Result
 				}
 			}
+		}
+		if innerArg == nil && ir.IsPrim(inner.Base) && isStructural(inner.Base) {
+			c.errorf(pos, "%s", structuralDerived(inner.Base))
+			return nil
 		}
 		if innerArg == nil {
 			cands, hint := c.noFunction(inner)
@@ -416,6 +428,46 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 	f := &ir.Func{P: pos, Name: name, BaseArg: baseArg, Arg: arg, Result: res,
 		Kind: ir.DerivedFunc, Base: innerFunc, Uses: []syntax.Pos{pos}}
 	c.declare(f)
+	return f
+}
+
+// structuralDerived is the error for a derived function of one of the
+// language's own primitives (build, index, ...), which have no signature
+// to derive from.
+func structuralDerived(name string) string {
+	return name + " is a primitive of the language, whose derived functions ksc does not make: differentiate a def that calls it"
+}
+
+// primDef returns the def through which a derived function of the
+// primitive p ([rev exp], [suffwdpass mul]) is derived like any other:
+// (def p$prim T ((x0 : S0) ...) (p x0 ...)), made once per overload, under
+// a name of its own (a def named p would call itself once printed and read
+// back), not callable by that name, and not exported.
+func (c *checker) primDef(pos syntax.Pos, p *ir.Prim) *ir.Func {
+	arg := p.Sig.ArgType()
+	name := ir.Name{Base: p.Name + "$prim"}
+	key := ir.FuncKey(name, arg)
+	if f := c.primDefs[key]; f != nil {
+		return f
+	}
+	ts := []*types.Type{arg}
+	if len(p.Sig.Args) > 1 {
+		ts = p.Sig.Args
+	}
+	f := &ir.Func{P: pos, Name: name, BaseArg: arg, Arg: arg, Result: p.Sig.Result, Kind: ir.DefFunc,
+		OneParam: len(ts) == 1, Implied: true}
+	args := make([]ir.Expr, len(ts))
+	for i, t := range ts {
+		v := &ir.Var{P: pos, T: t, Name: "x" + strconv.Itoa(i)}
+		f.Params = append(f.Params, v)
+		args[i] = ir.Ref(pos, v)
+	}
+	f.Body = &ir.Call{P: pos, T: p.Sig.Result, Prim: p, Args: args}
+	if c.primDefs == nil {
+		c.primDefs = map[string]*ir.Func{}
+	}
+	c.primDefs[key] = f
+	c.prog.Funcs = append(c.prog.Funcs, f)
 	return f
 }
 
@@ -818,6 +870,10 @@ func (c *checker) lookup(n *syntax.Name, arg *types.Type, pos syntax.Pos) (any, 
 		}
 		if c.funcs[ir.FuncKey(name, baseArg)] == nil {
 			if _, _, found := c.lookupBase(name, baseArg); !found {
+				if ir.IsPrim(name.Base) && isStructural(name.Base) {
+					c.errorf(n.P, "%s", structuralDerived(name.Base))
+					return nil, nil, ""
+				}
 				cands, hint := c.noFunction(ir.Name{Base: name.Base})
 				c.errs.AddHint(n.P, hint, "no function [%s %s] to derive %s from%s", name.Base, baseArg, name, cands)
 				return nil, nil, ""
