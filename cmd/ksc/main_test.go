@@ -278,15 +278,15 @@ func TestCPSReverseMode(t *testing.T) {
 		t.Errorf("ksc run --backend c --ad cps: status %d, stderr %q", code, errs)
 	}
 	// What the translation does not support is a positioned error.
-	bad := write(t, "sparse.ks", `
-(def spread (Vec Float) (x : Float)
-  (buildFromSparse 3 2 (lam (i : Integer) (tuple i (mul x (to_float i))))))
+	bad := write(t, "check.ks", `
+(def chk Float (x : Float)
+  ($check (lam (y : Float) (mul y y)) (lam (t : Tuple Float Float) (mul 2.0 (get$1$2 t))) x 0.001 1.0))
 (def main Integer ()
-  (print ([rev spread] 1.0 (Vec_init 1.0 1.0 1.0)) "\n"))
+  (print ([rev chk] 1.0 1.0) "\n"))
 `)
 	_, errs, code = ksc(t, "emit", "--stage", "go", "--ad", "cps", bad)
-	if code != exitProgram || !regexp.MustCompile(`sparse\.ks:3:3: --ad=cps: cannot differentiate buildFromSparse`).MatchString(errs) {
-		t.Errorf("ksc emit --stage go --ad cps with buildFromSparse: status %d, stderr %q", code, errs)
+	if code != exitProgram || !regexp.MustCompile(`check\.ks:3:3: --ad=cps: cannot differentiate \$check`).MatchString(errs) {
+		t.Errorf("ksc emit --stage go --ad cps with $check: status %d, stderr %q", code, errs)
 	}
 }
 

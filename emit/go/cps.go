@@ -61,8 +61,7 @@ package goemit
 // The primal definitions are those of the optimised program (so an
 // optimisation bug shows as a disagreement), with the prelude inlined and
 // map, map2, constVec, deltaVec, Vec_init and unzip written as builds
-// (package lower). $check and (Vec_init t) of a tuple t are not
-// supported: a positioned error names them.
+// (package lower). $check is not supported: a positioned error names it.
 import (
 	"fmt"
 	"strconv"
