@@ -45,6 +45,10 @@ type Options struct {
 	// Skip, if set, names derived functions to leave without a body: the
 	// backend makes them (the Go backend's --ad=cps).
 	Skip func(f *ir.Func) bool
+	// Nested generates derivations of derived functions, [fwd [rev f]],
+	// from the inner function's optimised body (nested.go). Without it
+	// they wait: the driver derives again after optimising.
+	Nested bool
 }
 
 // Derive fills in the body of every derived function of prog that has
@@ -65,6 +69,13 @@ func Derive(prog *ir.Program, opts Options) error {
 		for i := 0; i < len(prog.Funcs); i++ {
 			f := prog.Funcs[i]
 			if f.Kind == ir.DerivedFunc && f.Body == nil && !d.split[f] && (opts.Skip == nil || !opts.Skip(f)) {
+				if nested(f) && opts.Skip != nil && opts.Skip(f.Base) {
+					d.errorf(usePos(f), "ksc cannot generate %s with --ad=cps: the Go backend makes %s itself, not as code to differentiate", f.FullName(), f.Base.Name)
+					continue
+				}
+				if nested(f) && (!opts.Nested || !Ready(f.Base)) {
+					continue // after the inner function is optimised
+				}
 				d.generate(f)
 			}
 		}
@@ -133,7 +144,11 @@ func (d *deriver) generate(f *ir.Func) {
 		d.shapeOfDerived(f, usePos(f))
 		return
 	}
-	if len(f.Name.Derivs) != 1 && !(len(f.Name.Derivs) == 2 && ir.IsCL(f.Base)) {
+	if nested(f) {
+		if d.nestedRev(f) {
+			return
+		}
+	} else if len(f.Name.Derivs) != 1 && !(len(f.Name.Derivs) == 2 && ir.IsCL(f.Base)) {
 		d.errorf(usePos(f), "ksc cannot generate %s: derivatives of derivatives are not supported", f.FullName())
 		return
 	}
@@ -395,14 +410,14 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return f, nil
 	}
 	d.ensureBody(g)
-	if (g.Kind == ir.EdefFunc || g.Body == nil) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
+	if (g.Kind == ir.EdefFunc || g.Body == nil && !(d.opts.Nested && g.Kind == ir.DerivedFunc)) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
 		want := deriv
 		if want == "revacc" {
 			want = "rev"
 		}
 		return nil, fmt.Errorf("ksc cannot differentiate %s: it is declared by edef; write %s by hand", g.FullName(), g.Name.Derive(want))
 	}
-	if len(g.Name.Derivs) > 0 && !ir.IsCL(g) {
+	if len(g.Name.Derivs) > 0 && !ir.IsCL(g) && !d.opts.Nested {
 		return nil, fmt.Errorf("ksc cannot differentiate %s: derivatives of derivatives are not supported", g.FullName())
 	}
 	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result, d.prog.BogType(g))
@@ -448,6 +463,9 @@ func (d *deriver) prepare(g *ir.Func) (*prepared, error) {
 		return nil, err
 	}
 	body = lower.Builds(body, d.ns)
+	if len(g.Name.Derivs) > 0 {
+		body = ifoldsAsFolds(body, d.ns)
+	}
 	if d.eff == nil {
 		d.eff = lower.ComputeEffects(d.prog)
 	}

@@ -28,9 +28,15 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
 		return
 	}
-	fwdPass, revPass, ok := d.splitPasses(base, p)
-	if !ok {
-		return
+	// A derived function's Jacobian is by columns only: its split passes
+	// are not made (nested.go).
+	byColsOnly := len(base.Name.Derivs) > 0 && !ir.IsCL(base)
+	var fwdPass, revPass *ir.Func
+	if !byColsOnly {
+		var ok bool
+		if fwdPass, revPass, ok = d.splitPasses(base, p); !ok {
+			return
+		}
 	}
 	x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
 	f.Params, f.OneParam = []*ir.Var{x}, true
@@ -105,6 +111,9 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 						byCol := let("cols", vectors(n, func(j *ir.Var) ir.Expr {
 							return ir.CallFunc(p, fw, ref(x), spread(unit(n, j, dx)))
 						}), func(cols *ir.Var) ir.Expr { return matrix(m, n, cols, false) })
+						if byColsOnly {
+							return byCol
+						}
 						byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
 							return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
 								return let("rows", vectors(m, func(i *ir.Var) ir.Expr {

@@ -193,16 +193,48 @@ func derived(prog *ir.Program, opts Options) error {
 	// capture a name (ir.RenameApart); the IR checker holds every pass to
 	// it.
 	ir.RenameApart(prog)
+	dopts := deriveOptions(opts)
+	return guard("derive", "", func() error { return derive.Derive(prog, dopts) })
+}
+
+// deriveOptions returns the options of package derive that opts imply.
+func deriveOptions(opts Options) derive.Options {
 	dopts := derive.Options{Rev: opts.Rev}
 	if opts.AD == "cps" {
 		dopts.Skip = goemit.Generates
 	}
-	return guard("derive", "", func() error { return derive.Derive(prog, dopts) })
+	return dopts
 }
 
-// Optimise runs the optimiser passes over a derived program.
+// Optimise runs the optimiser passes over a derived program. A
+// derivation of a derived function, [fwd [rev f]], is made from the
+// optimised body of the inner one (derive.Options.Nested): so while some
+// wait, it derives them and optimises again, a round per level of nesting.
 func Optimise(prog *ir.Program, opts Options) error {
-	return guard("the optimiser", "", func() error {
-		return optimise.Run(prog, optimise.Options{Check: opts.CheckIR, Warn: opts.Warn, NoRewrite: opts.NoOpt})
-	})
+	run := func() error {
+		return guard("the optimiser", "", func() error {
+			return optimise.Run(prog, optimise.Options{Check: opts.CheckIR, Warn: opts.Warn, NoRewrite: opts.NoOpt})
+		})
+	}
+	if err := run(); err != nil {
+		return err
+	}
+	for round := 0; derive.Waiting(prog); round++ {
+		if round == maxNesting {
+			return fmt.Errorf("derivations of derived functions nested more than %d deep", maxNesting)
+		}
+		dopts := deriveOptions(opts)
+		dopts.Nested = true
+		if err := guard("derive", "", func() error { return derive.Derive(prog, dopts) }); err != nil {
+			return err
+		}
+		ir.RenameApart(prog)
+		if err := run(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// maxNesting bounds the rounds of Optimise: one per level of nesting.
+const maxNesting = 8

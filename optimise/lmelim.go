@@ -25,8 +25,8 @@ func eliminateLM(ctx *Context) error {
 	res := &resolver{prog: prog}
 	var errs syntax.ErrorList
 	for _, f := range prog.Funcs {
-		if f.Body == nil || isLMFunc(f) {
-			continue
+		if f.Body == nil || isLMFunc(f) || !mentionsLM(f.Body) {
+			continue // nothing to apply, or applied in an earlier round (driver.Optimise)
 		}
 		func() {
 			defer func() {
@@ -229,4 +229,17 @@ func fwdfullBody(f *ir.Func, ns *ir.Names, res linmap.Resolver) ir.Expr {
 		panic(err)
 	}
 	return out
+}
+
+// mentionsLM reports whether e has a subexpression whose type holds a
+// linear map.
+func mentionsLM(e ir.Expr) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if t := x.Type(); t != nil && t.Contains(types.LM) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

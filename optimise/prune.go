@@ -28,6 +28,9 @@ func dropUnused(ctx *Context) error {
 		f := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		if f.Body == nil {
+			if f.Kind == ir.DerivedFunc && f.Base != nil {
+				reach(f.Base) // a derivation still to be made reads it
+			}
 			continue
 		}
 		ir.Inspect(f.Body, func(e ir.Expr) bool {

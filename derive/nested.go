@@ -1,0 +1,144 @@
+package derive
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// Derivatives of derivatives (issue 16). A derivation X of a derived
+// function [Y g] is made once [Y g] is optimised (Ready): the driver
+// derives, optimises, and derives again with Options.Nested. Then
+//
+//   - forward code ([fwd g], and the [fwdfull h] it calls) is a def like
+//     any other: every derivation applies to its body, so [rev [fwd g]]
+//     is reverse mode of forward mode;
+//   - [rev g] is not differentiated as code (its in-place accumulators
+//     have no derivative rules); by the symmetry of second derivatives,
+//     with H_i the Hessian of g's i-th result,
+//
+//     [fwd [rev g]] ((x, dr), (dx, ddr)) = Σ dr_i H_i dx + [rev g] (x, ddr)
+//     [rev [rev g]] ((x, dr), c)         = (Σ dr_i H_i c, [fwd g] (x, c))
+//
+//     where Σ dr_i H_i dx is the first part of [rev [fwd g]] ((x, dx), dr),
+//     the gradient of dr · J(x) dx with respect to x. [jac [rev g]], the
+//     Hessian for a Float g, is by columns of [fwd [rev g]].
+
+// Waiting reports whether a derivation of a derived function still waits
+// for its inner function's optimised body.
+func Waiting(prog *ir.Program) bool {
+	for _, f := range prog.Funcs {
+		if f.Kind == ir.DerivedFunc && f.Body == nil && nested(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// nested reports whether f derives from a derived function and waits
+// for its optimised body; [shape [X g]] and [X [CL g]] are made without.
+func nested(f *ir.Func) bool {
+	n := f.Name
+	switch {
+	case len(n.Derivs) < 2:
+		return false
+	case len(n.Derivs) == 2 && n.Derivs[0] == "shape":
+		return false
+	case len(n.Derivs) == 2 && n.Derivs[1] == "CL" && n.Wrt == nil:
+		return false
+	}
+	return true
+}
+
+// Ready reports whether g's body, and those of the functions it calls,
+// are ready to be differentiated as code: there, and free of linear maps
+// (optimised), with no call of a derived function still to be made.
+func Ready(g *ir.Func) bool {
+	seen := map[*ir.Func]bool{}
+	var ready func(g *ir.Func) bool
+	ready = func(g *ir.Func) bool {
+		if seen[g] {
+			return true
+		}
+		seen[g] = true
+		if g.Body == nil {
+			return g.Kind != ir.DerivedFunc
+		}
+		if g.Arg.Contains(types.LM) || g.Result.Contains(types.LM) {
+			return false
+		}
+		ok := true
+		ir.Inspect(g.Body, func(e ir.Expr) bool {
+			if t := e.Type(); t != nil && t.Contains(types.LM) {
+				ok = false
+			} else if c, isCall := e.(*ir.Call); isCall && c.Fn != nil && !ready(c.Fn) {
+				ok = false
+			}
+			return ok
+		})
+		return ok
+	}
+	return ready(g)
+}
+
+// nestedRev makes a derivation of [rev g] by the identities above, and
+// reports whether it did (or reported why not); it leaves the others,
+// derivations of forward code, to the usual path.
+func (d *deriver) nestedRev(f *ir.Func) bool {
+	inner := f.Base
+	if inner == nil || inner.Name.Outer() != "rev" || inner.Name.Wrt != nil || inner.Kind != ir.DerivedFunc {
+		return false
+	}
+	p := usePos(f)
+	g := inner.Base
+	deriv := f.Name.Derivs[0]
+	if deriv == "jac" {
+		return false // by columns of [fwd [rev g]] (jacBody)
+	}
+	if deriv != "fwd" && deriv != "rev" || f.Name.Wrt != nil {
+		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)
+		return true
+	}
+	fw, err := d.need("fwd", g, p)
+	var revFwd *ir.Func
+	if err == nil {
+		revFwd, err = d.need("rev", fw, p)
+	}
+	if err != nil {
+		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+		return true
+	}
+	v := paramsOf(f, "xr", "t")
+	x, dr := ir.MkGet(p, 1, v[0]), ir.MkGet(p, 2, v[0])
+	// hvp is Σ dr_i H_i u: the part for x of [rev [fwd g]] ((x, u), dr).
+	hvp := func(u ir.Expr) ir.Expr {
+		return ir.MkGet(p, 1, ir.CallFunc(p, revFwd, ir.MkTuple(p, x, u), dr))
+	}
+	if deriv == "fwd" {
+		dx, ddr := ir.MkGet(p, 1, v[1]), ir.MkGet(p, 2, v[1])
+		f.Body = ir.MkPrim(p, "ts_add", hvp(dx), ir.CallFunc(p, inner, x, ddr))
+		return true
+	}
+	f.Body = ir.MkTuple(p, hvp(v[1]), ir.CallFunc(p, fw, x, v[1]))
+	return true
+}
+
+// ifoldsAsFolds rewrites the index loops of derived code as the folds they
+// are, so that derived code differentiates like a def: ($ifold n s f) is
+// (fold f s (build n (lam i i))), and $ifoldr the same over the indices
+// counting down.
+func ifoldsAsFolds(e ir.Expr, ns *ir.Names) ir.Expr {
+	return ir.Map(e, func(x ir.Expr) ir.Expr {
+		c, ok := x.(*ir.Call)
+		if !ok || c.Prim == nil || c.Prim.Name != "$ifold" && c.Prim.Name != "$ifoldr" {
+			return x
+		}
+		p := c.P
+		n, s, f := c.Args[0], c.Args[1], c.Args[2]
+		i := ns.FreshVar(p, "i", types.IntegerType)
+		var idx ir.Expr = ir.Ref(p, i)
+		if c.Prim.Name == "$ifoldr" {
+			idx = ir.MkPrim(p, "sub", ir.MkPrim(p, "sub", n, ir.Int(p, 1)), idx)
+		}
+		return ir.MkPrim(p, "fold", f, s, ir.MkPrim(p, "build", n, ir.MkLam(p, i, idx)))
+	})
+}

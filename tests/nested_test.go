@@ -1,0 +1,112 @@
+package tests
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+)
+
+// nestedCases are Float functions of a Vec Float and a Float for
+// TestNestedDerivatives: through calls, if, fold, build and sumbuild, and
+// recursion.
+var nestedCases = []struct{ name, src string }{
+	{"poly", `(def f Float ((v : Vec Float) (a : Float))
+  (mul (mul a a) (sumbuild (size v) (lam (i : Integer) (mul (index i v) (sin (index i v)))))))`},
+	{"calls_if_fold", `(def sq Float (x : Float) (mul x x))
+(def lse Float (v : Vec Float)
+  (let (m (index 0 v))
+    (add m (log (sumbuild (size v) (lam (i : Integer) (exp (sub (index i v) m))))))))
+(def f Float ((v : Vec Float) (a : Float))
+  (let ((w (build (size v) (lam (i : Integer) (mul a (sin (index i v))))))
+        (s (fold (lam (acc_x : Tuple Float Float) (let ((acc x) acc_x) (add (mul acc 0.9) (sq x)))) a v)))
+    (add (lse w) (if (gt s 1.0) (mul s s) (sin s)))))`},
+	{"recursion", `(def pw Float ((x : Float) (n : Integer)) (if (eq n 0) 1.0 (mul x (pw x (sub n 1)))))
+(def f Float ((v : Vec Float) (a : Float))
+  (sumbuild (size v) (lam (i : Integer) (mul (pw (index i v) (add i 2)) (cos a)))))`},
+}
+
+// TestNestedDerivatives checks the derivatives of derivatives (issue 16)
+// of each case's f against central differences of its first derivatives
+// (which TestDerivativesOfPrograms checks against f), at one point x =
+// (v, a) in one direction u, compiled to C, to Go, and with --rev bog:
+//
+//	[fwd [rev f]] (x, 1) (u, 0)   against ([rev f] (x+hu) - [rev f] (x-hu)) / 2h
+//	[rev [rev f]] (x, 1) u        the same, and [fwd f] x u
+//	[fwd [fwd f]] (x, u) (u, 0)   against ([fwd f] (x+hu) u - [fwd f] (x-hu) u) / 2h
+//	[rev [fwd f]] (x, u) 1        the same Hessian-vector product, and [rev f] x 1
+//	[jac [rev f]] (x, 1)          its column j against the product with e_j
+//
+// The program prints the relative errors, each of which must be small.
+func TestNestedDerivatives(t *testing.T) {
+	needCC(t)
+	const T = "(Tuple (Vec Float) Float)"
+	main := `
+(gdef fwd [rev [f ` + T + `]])
+(gdef rev [rev [f ` + T + `]])
+(gdef fwd [fwd [f ` + T + `]])
+(gdef rev [fwd [f ` + T + `]])
+(gdef jac [rev [f ` + T + `]])
+(def err Float ((a : ` + T + `) (b : ` + T + `))
+  (let (d (ts_add a (ts_neg b))) (div (sqrt (ts_dot d d)) (add 1e-12 (sqrt (ts_dot b b))))))
+(def errf Float ((a : Float) (b : Float)) (div (abs (sub a b)) (add 1e-12 (abs b))))
+(def main Integer ()
+  (let ((x (tuple (Vec_init 0.3 -0.2 0.5) 0.7))
+        (u (tuple (Vec_init 1.0 0.5 -0.25) 0.3))
+        (h 1e-5)
+        (xp (ts_add x (ts_scale h u)))
+        (xm (ts_add x (ts_scale (neg h) u)))
+        (fd (ts_scale (div 0.5 h) (ts_add ([rev f] xp 1.0) (ts_neg ([rev f] xm 1.0)))))
+        (fdf (div (sub ([fwd f] xp u) ([fwd f] xm u)) (mul 2.0 h)))
+        (hv ([fwd [rev f]] (tuple x 1.0) (tuple u 0.0)))
+        (rr ([rev [rev f]] (tuple x 1.0) u))
+        (rf ([rev [fwd f]] (tuple x u) 1.0))
+        (jac ([jac [rev f]] x 1.0))
+        (e0 (tuple (Vec_init 1.0 0.0 0.0) 0.0))
+        (col0 (tuple (build 3 (lam (i : Integer) (index (tuple i 0) jac))) (index (tuple 3 0) jac)))
+        (hv0 ([fwd [rev f]] (tuple x 1.0) (tuple e0 0.0))))
+    (print (err hv fd) " " (err (get$1$2 rr) fd) " " (errf (get$2$2 rr) ([fwd f] x u)) " "
+           (errf ([fwd [fwd f]] (tuple x u) (tuple u (ts_zero u))) fdf) " "
+           (err (get$1$2 rf) fd) " " (err (get$2$2 rf) ([rev f] x 1.0)) " "
+           (err col0 hv0) "\n")))
+`
+	for _, tc := range nestedCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "nested.ks")
+			if err := os.WriteFile(file, []byte(tc.src+"\n"+main), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, run := range []struct {
+				backend string
+				opts    driver.Options
+			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}} {
+				if !wantBackend(run.backend) {
+					continue
+				}
+				r := runProgramWith(t, run.backend, run.opts, file)
+				if r.code != 0 {
+					t.Fatalf("%s --rev=%q: status %d\n%s", run.backend, run.opts.Rev, r.code, r.stderr)
+				}
+				fields := strings.Fields(r.stdout)
+				if len(fields) != 7 {
+					t.Fatalf("%s --rev=%q printed %q, want 7 errors", run.backend, run.opts.Rev, r.stdout)
+				}
+				for i, s := range fields {
+					e, err := strconv.ParseFloat(s, 64)
+					// Central differences with h = 1e-5 are good to ~1e-9
+					// relative; 1e-6 leaves room and still fails a wrong
+					// second derivative by far.
+					if err != nil || !(e < 1e-6) || math.IsNaN(e) {
+						t.Errorf("%s --rev=%q: check %d: relative error %s (all: %s)", run.backend, run.opts.Rev, i+1, s, fmt.Sprint(fields))
+					}
+				}
+			}
+		})
+	}
+}
