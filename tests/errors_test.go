@@ -18,7 +18,8 @@ var errorMark = regexp.MustCompile(`; ERROR "((?:[^"\\]|\\.)*)"`)
 // ; ERROR "regexp" must get an error matching regexp, and no other line
 // may get one. A file may hold several programs separated by lines that
 // start with ";----"; each is checked on its own, with its line numbers
-// kept.
+// kept, up to the optimised program (where derivatives of derivatives are
+// made).
 func TestErrors(t *testing.T) {
 	for _, file := range programFiles(t, "errors") {
 		t.Run(strings.TrimPrefix(strings.TrimSuffix(file, ".ks"), "testdata/errors/"), func(t *testing.T) {
@@ -66,7 +67,7 @@ func checkErrors(t *testing.T, file, src string) {
 	if len(want) == 0 {
 		return // a chunk without errors (the header of a file)
 	}
-	_, err := driver.LoadSources([]driver.Source{{Name: file, Text: []byte(src)}}, driver.Derived)
+	_, err := driver.LoadSources([]driver.Source{{Name: file, Text: []byte(src)}}, driver.Optimised)
 	if err == nil {
 		t.Errorf("no errors reported; want errors on lines %v", keys(want))
 		return
