@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -47,7 +48,7 @@ func TestSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	session = append(session, htMessages(28)...)
+	session = append(session, htMessages(31)...)
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Stdin = bytes.NewReader(session)
 	out, err := cmd.Output()
@@ -74,8 +75,8 @@ func TestSession(t *testing.T) {
 		}
 		rs[r.ID] = r
 	}
-	if len(rs) != 28+htCount {
-		t.Fatalf("%d responses, want %d:\n%s", len(rs), 28+htCount, out)
+	if len(rs) != 31+htCount {
+		t.Fatalf("%d responses, want %d:\n%s", len(rs), 31+htCount, out)
 	}
 	ok := func(id int) response {
 		t.Helper()
@@ -258,11 +259,30 @@ func TestSession(t *testing.T) {
 	}
 
 	checkBA(t, msgs[26].Input, ok(26).Output, ok(27).Output)
+
+	// kmeans: points (0,0), (1,0), (0,1) nearest the centroid (0.5,0.5),
+	// each 0.5 away squared, (5,5) and (6,5) nearest (5,4), 1 and 2 away:
+	// the cost 4.5. The gradient for a centroid is twice the sum of its
+	// offsets from its points, (1, 1) and (-2, -4); the Hessian's diagonal
+	// twice the count of its points, 6 and 4; the direction their ratio.
+	ok(28)
+	near("kmeans cost", number(29), 4.5)
+	var dir [][]float64
+	if err := json.Unmarshal(ok(30).Output, &dir); err != nil || len(dir) != 2 {
+		t.Errorf("kmeans dir: %s", rs[30].Output)
+	} else {
+		for j, want := range [][]float64{{1.0 / 6, 1.0 / 6}, {-0.5, -1}} {
+			for k := range want {
+				near(fmt.Sprintf("kmeans dir[%d][%d]", j, k), dir[j][k], want[k])
+			}
+		}
+	}
+
 	outputs := map[int]json.RawMessage{}
-	for id := 28; id < 28+htCount; id++ {
+	for id := 31; id < 31+htCount; id++ {
 		outputs[id] = ok(id).Output
 	}
-	checkHT(t, 28, outputs)
+	checkHT(t, 31, outputs)
 
 	for _, id := range []int{11, 12} {
 		if r := rs[id]; r.Success == nil || *r.Success || r.Error == "" {

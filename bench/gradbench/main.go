@@ -9,7 +9,8 @@
 //	DIR/ksc-gradbench < messages
 //
 // DIR keeps the libraries the tool loads. The evals so far: hello, lse,
-// llsq, det, gmm, ode, lstm, ba, ht (docs/performance.md, "GradBench").
+// llsq, det, gmm, ode, lstm, ba, ht, kmeans (docs/performance.md,
+// "GradBench").
 package main
 
 import (
@@ -58,6 +59,7 @@ var evals = []struct {
 	{"lstm", []string{"bench/lstm.ks"}},
 	{"ba", nil},
 	{"ht", nil},
+	{"kmeans", nil},
 }
 
 // build builds the tool in dir and returns the path of its executable.

@@ -8,6 +8,7 @@ import (
 	"kscgradbench/gmm"
 	"kscgradbench/hello"
 	"kscgradbench/ht"
+	"kscgradbench/kmeans"
 	"kscgradbench/llsq"
 	"kscgradbench/lse"
 	"kscgradbench/lstm"
@@ -171,6 +172,18 @@ var modules = map[string]func() (*module, error){
 						Vals []float64 `json:"vals"`
 					}{firstAndLast(rows), firstAndLast(cols), firstAndLast(vals)}, nil
 				}),
+			}
+		})
+	},
+	"kmeans": func() (*module, error) {
+		return open(kmeans.NewContext, func(c *kmeans.Context) map[string]function {
+			type input struct {
+				Points    [][]float64 `json:"points"`
+				Centroids [][]float64 `json:"centroids"`
+			}
+			return map[string]function{
+				"cost": decode(func(in input) (float64, error) { return c.Cost(in.Points, in.Centroids) }),
+				"dir":  decode(func(in input) ([][]float64, error) { return c.Dir(in.Points, in.Centroids) }),
 			}
 		})
 	},
