@@ -25,7 +25,6 @@
 package derive
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -73,7 +72,7 @@ func Derive(prog *ir.Program, opts Options) error {
 					d.errorf(usePos(f), "ksc cannot generate %s with --ad=cps: the Go backend makes %s itself, not as code to differentiate", f.FullName(), f.Base.Name)
 					continue
 				}
-				if nested(f) && (!opts.Nested || !Ready(f.Base)) {
+				if (waits(f) || opts.Nested) && (!opts.Nested || !Ready(f.Base)) {
 					continue // after the inner function is optimised
 				}
 				d.generate(f)
@@ -422,7 +421,7 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 	}
 	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result, d.prog.BogType(g))
 	if msg != "" {
-		return nil, errors.New(msg)
+		return nil, fmt.Errorf("ksc cannot differentiate %s: %s", g.FullName(), msg)
 	}
 	f := &ir.Func{P: g.P, Name: g.Name.Derive(deriv), BaseArg: g.BaseArg, Arg: arg, Result: res,
 		Kind: ir.DerivedFunc, Base: g, Uses: []ir.Pos{pos}, Implied: true}
@@ -437,13 +436,14 @@ func (d *deriver) jacobianOf(g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return f, nil
 	}
 	d.ensureBody(g)
-	if g.Kind == ir.EdefFunc || g.Body == nil {
+	if g.Kind == ir.EdefFunc || g.Body == nil || byIdentity(g) {
 		arg, res, msg := ir.DerivedSig("D", g.Arg, g.Result, nil)
 		if msg != "" {
 			return nil, fmt.Errorf("ksc cannot differentiate %s: %s", g.FullName(), msg)
 		}
 		// A declaration only: its uses are applied through the
-		// hand-written [fwd g] and [rev g].
+		// hand-written [fwd g] and [rev g] (or, for g = [rev h], those
+		// nested.go writes).
 		f := &ir.Func{P: g.P, Name: g.Name.Derive("D"), BaseArg: g.BaseArg, Arg: arg, Result: res,
 			Kind: ir.EdefFunc, Base: g, Uses: []ir.Pos{pos}}
 		d.prog.Funcs = append(d.prog.Funcs, f)
@@ -661,6 +661,9 @@ func (d *deriver) leaves(m ir.Expr, f *ir.Func, env map[string]ir.Expr) []leaf {
 func (d *deriver) needSplit(g *ir.Func, pos ir.Pos) {
 	if g.Kind == ir.EdefFunc || g.Body == nil {
 		return // no passes to split: its [rev g] is written by hand (needApply)
+	}
+	if byIdentity(g) {
+		return // reverse mode of [rev h] is [revacc [rev h]] (nested.go)
 	}
 	if d.eff == nil {
 		d.eff = lower.ComputeEffects(d.prog)

@@ -23,16 +23,24 @@ import (
 //     the gradient of dr · J(x) dx with respect to x. [jac [rev g]], the
 //     Hessian for a Float g, is by columns of [fwd [rev g]].
 
-// Waiting reports whether a derivation of a derived function still waits
-// for its inner function's optimised body.
-func Waiting(prog *ir.Program) bool {
+// Waiting reports whether, in an optimised program, a derived function
+// still waits for the optimised bodies of those it differentiates.
+func Waiting(prog *ir.Program, opts Options) bool {
 	for _, f := range prog.Funcs {
-		if f.Kind == ir.DerivedFunc && f.Body == nil && nested(f) {
+		// After the optimiser, a derived function without a body is one
+		// that waited (whether or not the reason is still visible: the
+		// call of a derived function that made it wait may be inlined).
+		if f.Kind == ir.DerivedFunc && f.Body == nil && (opts.Skip == nil || !opts.Skip(f)) {
 			return true
 		}
 	}
 	return false
 }
+
+// waits reports whether f is made only once the functions it
+// differentiates are optimised: it derives from a derived function, or
+// from a def calling one.
+func waits(f *ir.Func) bool { return nested(f) || callsDerived(f.Base) }
 
 // nested reports whether f derives from a derived function and waits
 // for its optimised body; [shape [X g]] and [X [CL g]] are made without.
@@ -94,8 +102,30 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 	if deriv == "jac" {
 		return false // by columns of [fwd [rev g]] (jacBody)
 	}
-	if deriv != "fwd" && deriv != "rev" || f.Name.Wrt != nil {
+	if f.Name.Wrt != nil || deriv != "fwd" && deriv != "rev" && deriv != "fwdfull" && deriv != "revacc" && deriv != "D" {
 		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)
+		return true
+	}
+	switch deriv {
+	case "D":
+		return true // a declaration: applied through [fwd [rev g]] and [revacc [rev g]]
+	case "fwdfull": // the value too, for a caller's forward mode
+		fwdRev, err := d.need("fwd", inner, p)
+		if err != nil {
+			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+			return true
+		}
+		v := paramsOf(f, "x", "dx")
+		f.Body = ir.MkTuple(p, ir.CallFunc(p, inner, v[0]), ir.CallFunc(p, fwdRev, v[0], v[1]))
+		return true
+	case "revacc": // adding into an accumulator, for a caller's reverse mode
+		revRev, err := d.need("rev", inner, p)
+		if err != nil {
+			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+			return true
+		}
+		v := paramsOf(f, "x", "dr", "acc")
+		f.Body = ir.MkPrim(p, "$addTo", v[2], ir.CallFunc(p, revRev, v[0], v[1]))
 		return true
 	}
 	fw, err := d.need("fwd", g, p)
@@ -141,4 +171,40 @@ func ifoldsAsFolds(e ir.Expr, ns *ir.Names) ir.Expr {
 		}
 		return ir.MkPrim(p, "fold", f, s, ir.MkPrim(p, "build", n, ir.MkLam(p, i, idx)))
 	})
+}
+
+// byIdentity reports whether g is [rev h], whose derivatives nestedRev
+// writes by the identities above rather than from its code.
+func byIdentity(g *ir.Func) bool {
+	return g.Kind == ir.DerivedFunc && g.Name.Outer() == "rev" && g.Name.Wrt == nil
+}
+
+// callsDerived reports whether g's body calls, directly or through the
+// functions it calls, a derived function (other than [CL h], made
+// beside it) that differentiating g must differentiate in turn: a def
+// calling [rev h] waits, like [fwd [rev h]], for [rev h] to be optimised.
+func callsDerived(g *ir.Func) bool {
+	if g == nil {
+		return false
+	}
+	seen := map[*ir.Func]bool{}
+	var calls func(g *ir.Func) bool
+	calls = func(g *ir.Func) bool {
+		if seen[g] || g.Body == nil {
+			return false
+		}
+		seen[g] = true
+		found := false
+		ir.Inspect(g.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok && c.Fn != nil {
+				fn := c.Fn
+				if fn.Kind == ir.DerivedFunc && !fn.Name.IsCL() && fn.Name.Outer() != "shape" || calls(fn) {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	return len(g.Name.Derivs) == 0 && calls(g)
 }

@@ -219,12 +219,12 @@ func Optimise(prog *ir.Program, opts Options) error {
 	if err := run(); err != nil {
 		return err
 	}
-	for round := 0; derive.Waiting(prog); round++ {
+	dopts := deriveOptions(opts)
+	dopts.Nested = true
+	for round := 0; derive.Waiting(prog, dopts); round++ {
 		if round == maxNesting {
 			return fmt.Errorf("derivations of derived functions nested more than %d deep", maxNesting)
 		}
-		dopts := deriveOptions(opts)
-		dopts.Nested = true
 		if err := guard("derive", "", func() error { return derive.Derive(prog, dopts) }); err != nil {
 			return err
 		}
