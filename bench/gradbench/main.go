@@ -9,8 +9,8 @@
 //	DIR/ksc-gradbench < messages
 //
 // DIR keeps the libraries the tool loads. The evals so far: hello, lse,
-// llsq, det, gmm, ode, lstm, ba, ht, kmeans (docs/performance.md,
-// "GradBench").
+// llsq, det, gmm, ode, lstm, ba, ht, kmeans, saddle, particle
+// (docs/performance.md, "GradBench").
 package main
 
 import (
@@ -60,6 +60,8 @@ var evals = []struct {
 	{"ba", nil},
 	{"ht", nil},
 	{"kmeans", nil},
+	{"saddle", nil},
+	{"particle", nil},
 }
 
 // build builds the tool in dir and returns the path of its executable.

@@ -13,6 +13,8 @@ import (
 	"kscgradbench/lse"
 	"kscgradbench/lstm"
 	"kscgradbench/ode"
+	"kscgradbench/particle"
+	"kscgradbench/saddle"
 )
 
 // modules makes the module of each eval ksc implements.
@@ -185,6 +187,31 @@ var modules = map[string]func() (*module, error){
 				"cost": decode(func(in input) (float64, error) { return c.Cost(in.Points, in.Centroids) }),
 				"dir":  decode(func(in input) ([][]float64, error) { return c.Dir(in.Points, in.Centroids) }),
 			}
+		})
+	},
+	"saddle": func() (*module, error) {
+		return open(saddle.NewContext, func(c *saddle.Context) map[string]function {
+			type input struct {
+				Start []float64 `json:"start"`
+			}
+			// The variants name the outer and inner modes: f forward (1),
+			// r reverse (0).
+			variant := func(outer, inner int64) function {
+				return decode(func(in input) ([]float64, error) { return c.Saddle(outer, inner, in.Start) })
+			}
+			return map[string]function{"ff": variant(1, 1), "fr": variant(1, 0), "rr": variant(0, 0), "rf": variant(0, 1)}
+		})
+	},
+	"particle": func() (*module, error) {
+		return open(particle.NewContext, func(c *particle.Context) map[string]function {
+			type input struct {
+				W float64 `json:"w"`
+			}
+			// As saddle's: f forward (1), r reverse (0), outer then inner.
+			variant := func(outer, inner int64) function {
+				return decode(func(in input) (float64, error) { return c.Particle(outer, inner, in.W) })
+			}
+			return map[string]function{"ff": variant(1, 1), "fr": variant(1, 0), "rr": variant(0, 0), "rf": variant(0, 1)}
 		})
 	},
 	"ht": func() (*module, error) {
