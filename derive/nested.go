@@ -1,6 +1,8 @@
 package derive
 
 import (
+	"fmt"
+
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/types"
 )
@@ -131,7 +133,9 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 	fw, err := d.need("fwd", g, p)
 	var revFwd *ir.Func
 	if err == nil {
-		revFwd, err = d.need("rev", fw, p)
+		// Reverse mode of [fwd g] for x only: the gradient for the
+		// direction u, J(x)^T dr, is not wanted.
+		revFwd, err = d.needWrt("rev", fw, []int{0}, p)
 	}
 	if err != nil {
 		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
@@ -139,13 +143,18 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 	}
 	v := paramsOf(f, "xr", "t")
 	x, dr := ir.MkGet(p, 1, v[0]), ir.MkGet(p, 2, v[0])
-	// hvp is Σ dr_i H_i u: the part for x of [rev [fwd g]] ((x, u), dr).
+	// hvp is Σ dr_i H_i u, [rev [fwd g] 0] ((x, u), dr).
 	hvp := func(u ir.Expr) ir.Expr {
-		return ir.MkGet(p, 1, ir.CallFunc(p, revFwd, ir.MkTuple(p, x, u), dr))
+		return ir.CallFunc(p, revFwd, ir.MkTuple(p, x, u), dr)
 	}
 	if deriv == "fwd" {
 		dx, ddr := ir.MkGet(p, 1, v[1]), ir.MkGet(p, 2, v[1])
-		f.Body = ir.MkPrim(p, "ts_add", hvp(dx), ir.CallFunc(p, inner, x, ddr))
+		var grad ir.Expr = ir.CallFunc(p, inner, x, ddr)
+		if ddr.Type().Kind == types.Float {
+			// A Hessian-vector product has ddr = 0: no gradient then.
+			grad = ir.MkIf(p, ir.MkPrim(p, "eq", ddr, ir.Float(p, 0)), ir.MkPrim(p, "ts_zero", x), grad)
+		}
+		f.Body = ir.MkPrim(p, "ts_add", hvp(dx), grad)
 		return true
 	}
 	f.Body = ir.MkTuple(p, hvp(v[1]), ir.CallFunc(p, fw, x, v[1]))
@@ -207,4 +216,26 @@ func callsDerived(g *ir.Func) bool {
 		return found
 	}
 	return len(g.Name.Derivs) == 0 && calls(g)
+}
+
+// needWrt returns [deriv g I], the derivation with respect to the
+// arguments at the positions wrt, declaring it if it is new.
+func (d *deriver) needWrt(deriv string, g *ir.Func, wrt []int, pos ir.Pos) (*ir.Func, error) {
+	name := g.Name.Derive(deriv)
+	name.Wrt = wrt
+	if f := d.prog.Lookup(name, g.BaseArg); f != nil {
+		f.Uses = append(f.Uses, pos)
+		return f, nil
+	}
+	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result, nil)
+	if msg == "" {
+		res, msg = ir.WrtResult(deriv, wrt, g.Arg, res)
+	}
+	if msg != "" {
+		return nil, fmt.Errorf("ksc cannot differentiate %s: %s", g.FullName(), msg)
+	}
+	f := &ir.Func{P: g.P, Name: name, BaseArg: g.BaseArg, Arg: arg, Result: res,
+		Kind: ir.DerivedFunc, Base: g, Uses: []ir.Pos{pos}, Implied: true}
+	d.prog.Funcs = append(d.prog.Funcs, f)
+	return f, nil
 }
