@@ -162,6 +162,9 @@ func (d *deriver) generate(f *ir.Func) {
 		return
 	}
 	p := usePos(f)
+	if reverseDeriv(f.Name.Derivs[0]) && d.noReverse(base) {
+		return
+	}
 	if f.Name.Base != base.Name.Base && !ir.IsCL(base) {
 		// A derived function of a primitive, whose Base is the def
 		// standing for it (typecheck's primDef): the same derivation of
@@ -732,4 +735,32 @@ func order(prog *ir.Program) {
 		visit(f)
 	}
 	prog.Funcs = out
+}
+
+// reverseDeriv reports whether a derivation runs reverse mode.
+func reverseDeriv(deriv string) bool {
+	switch deriv {
+	case "rev", "revacc", "revfull", "vrev", "sufrev", "suffwdpass", "sufrevpass", "bogrev":
+		return true
+	}
+	return false
+}
+
+// noReverse reports, for each loop of g's body whose reverse pass ksc
+// must not make (ir.Program.NoReverse), why, and whether there was one.
+func (d *deriver) noReverse(g *ir.Func) bool {
+	if g.Body == nil || len(d.prog.NoReverse) == 0 {
+		return false
+	}
+	found := false
+	ir.Inspect(g.Body, func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Call); ok && c.Prim != nil {
+			if why, no := d.prog.NoReverse[c.P]; no && c.Prim.Name == "fold" {
+				d.errorf(c.P, "%s", why)
+				found = true
+			}
+		}
+		return true
+	})
+	return found
 }

@@ -351,7 +351,11 @@ type Program struct {
 	// NoShadow says that no binder rebinds a name in scope (RenameApart
 	// established it): every pass must keep it, and Check enforces it.
 	NoShadow bool
-	bogs     map[string]*types.Type
+	// NoReverse holds the loops whose reverse pass ksc must not make, by
+	// position, with the reason: a ccl whose steps ksc cannot show to
+	// commute (typecheck/loops.go). Their forward mode is made.
+	NoReverse map[Pos]string
+	bogs      map[string]*types.Type
 
 	names *Names
 }

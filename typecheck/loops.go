@@ -20,7 +20,8 @@ import (
 // value that does not read it, (add s e) or (ts_add s e), the loop is s0 plus the sum of
 // the e over the indices (a sumbuild, summed in any order), whose reverse
 // pass needs no record of the states; any other step is run as nTimes
-// runs its own, counting down, and differentiated as that fold.
+// runs its own, counting down: its forward mode is that fold's, and its
+// reverse pass a positioned error suggesting nTimes (ir.Program.NoReverse).
 func (c *checker) rewrite(name string) func(e *syntax.Call, sc *scope) ir.Expr {
 	switch name {
 	case tupledName:
@@ -141,6 +142,11 @@ func (c *checker) ccl(e *syntax.Call, sc *scope) ir.Expr {
 		zero := ir.MkPrim(p, "eq", ir.Ref(p, nv), ir.Int(p, 0))
 		return ir.MkLet(p, s0v, s0, counted(p, "ccl", nv, n, ir.MkIf(p, zero, ir.Ref(p, s0v), plus)))
 	}
+	if c.prog.NoReverse == nil {
+		c.prog.NoReverse = map[ir.Pos]string{}
+	}
+	c.prog.NoReverse[p] = "ksc cannot make the reverse pass of this ccl: its step reads the state, so ksc cannot show " +
+		"that its reverse iterations commute; write it with nTimes, whose reverse pass records each state"
 	si := c.fresh.FreshVar(p, "si", types.TupleOf(st, types.IntegerType))
 	step := ir.MkLam(p, si, ir.MkLet(p, lam.Param,
 		ir.MkTuple(p, ir.MkGet(p, 2, ir.Ref(p, si)), ir.MkGet(p, 1, ir.Ref(p, si))), lam.Body))
@@ -219,14 +225,25 @@ func additive(lam *ir.Lam) (ir.Expr, *ir.Call) {
 		kept = append(kept, l)
 	}
 	add, ok := tail.(*ir.Call)
-	if !ok || add.Prim == nil || add.Prim.Name != "add" && add.Prim.Name != "ts_add" || len(add.Args) != 2 || len(state) == 0 {
+	if !ok || add.Prim == nil || add.Prim.Name != "add" && add.Prim.Name != "ts_add" || len(add.Args) != 2 {
 		return nil, nil
+	}
+	// The state: a name bound to it, or (get$2$2 is) itself.
+	isState := func(e ir.Expr) bool {
+		switch e := e.(type) {
+		case *ir.Var:
+			return state[e.Name]
+		case *ir.Get:
+			v, ok := e.X.(*ir.Var)
+			return ok && v.Name == lam.Param.Name && e.I == 2
+		}
+		return false
 	}
 	for i, a := range add.Args {
 		if i == 1 && add.Prim.Name == "ts_add" {
 			break // (ts_add value tangent): the state comes first
 		}
-		if v, isVar := a.(*ir.Var); isVar && state[v.Name] && !reads(add.Args[1-i]) {
+		if isState(a) && !reads(add.Args[1-i]) {
 			return ir.WrapChain(kept, add.Args[1-i]), add
 		}
 	}
