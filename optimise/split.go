@@ -1,9 +1,12 @@
 package optimise
 
 import (
+	"strings"
+
 	"github.com/ksc-lang/ksc/bog"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/types"
 )
 
 // splitBog fills in the passes of split reverse mode from the optimised
@@ -17,16 +20,22 @@ func splitBog(ctx *Context) error {
 			continue
 		}
 		g := f.Base
-		// Only the passes still without a body: one written by hand, or
-		// made from hand-written ones (derive.handSplit), stays as it is.
-		empty := func(deriv string) *ir.Func {
-			if h := lookup.Lookup(deriv, g); h != nil && h.Body == nil && h.Kind == ir.DerivedFunc {
+		bogT := prog.BogType(g)
+		if bogT.Kind != types.Named || !strings.HasPrefix(bogT.Name, "bog$") {
+			continue // the record of hand-written passes (derive.handSplit)
+		}
+		// The derived passes, if one is still without a body: all of them,
+		// so that a split run again (driver.Optimise's later rounds, when
+		// a pass is asked for after the first) defines one record for all.
+		derived := func(deriv string) *ir.Func {
+			if h := lookup.Lookup(deriv, g); h != nil && h.Kind == ir.DerivedFunc {
 				return h
 			}
 			return nil
 		}
-		passes := bog.Passes{Fwd: empty("suffwdpass"), Rev: empty("sufrevpass"), RevAcc: empty("bogrev")}
-		if passes.Fwd == nil && passes.Rev == nil && passes.RevAcc == nil {
+		passes := bog.Passes{Fwd: derived("suffwdpass"), Rev: derived("sufrevpass"), RevAcc: derived("bogrev")}
+		if (passes.Fwd == nil || passes.Fwd.Body != nil) && (passes.Rev == nil || passes.Rev.Body != nil) &&
+			(passes.RevAcc == nil || passes.RevAcc.Body != nil) {
 			continue
 		}
 		func() {

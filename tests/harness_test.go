@@ -214,3 +214,10 @@ func needCC(t *testing.T) {
 		t.Skip("no C compiler")
 	}
 }
+
+// derivedRuns are the configurations a program with derived functions is
+// run in: C, Go, and C with [rev f] through split reverse mode.
+var derivedRuns = []struct {
+	backend string
+	opts    driver.Options
+}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}}

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ksc-lang/ksc/driver"
 )
 
 // nestedCases are Float functions of a Vec Float and a Float for
@@ -82,10 +80,7 @@ func TestNestedDerivatives(t *testing.T) {
 			if err := os.WriteFile(file, []byte(tc.src+"\n"+main), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, run := range []struct {
-				backend string
-				opts    driver.Options
-			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}} {
+			for _, run := range derivedRuns {
 				if !wantBackend(run.backend) {
 					continue
 				}
@@ -150,10 +145,7 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, run := range []struct {
-		backend string
-		opts    driver.Options
-	}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}} {
+	for _, run := range derivedRuns {
 		if !wantBackend(run.backend) {
 			continue
 		}

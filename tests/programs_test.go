@@ -237,10 +237,7 @@ func TestDerivedPrograms(t *testing.T) {
 			if want == "" {
 				t.Fatalf("%s has no ; OUT line", file)
 			}
-			for _, run := range []struct {
-				backend string
-				opts    driver.Options
-			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}} {
+			for _, run := range derivedRuns {
 				if !wantBackend(run.backend) {
 					continue
 				}

@@ -103,10 +103,8 @@ func (c *checker) nTimes(e *syntax.Call, sc *scope) ir.Expr {
 	}
 	p := e.Lparen
 	st := s0.Type()
-	c.takeScope(sc)
-	nv := c.fresh.FreshVar(p, "n", types.IntegerType)
+	nv, k := c.loopVars(p, sc)
 	si := c.fresh.FreshVar(p, "si", types.TupleOf(st, types.IntegerType))
-	k := c.fresh.FreshVar(p, "k", types.IntegerType)
 	step := ir.MkLam(p, si, ir.MkLet(p, lam.Param, ir.MkGet(p, 1, ir.Ref(p, si)), lam.Body))
 	idx := ir.MkPrim(p, "build", ir.Ref(p, nv), ir.MkLam(p, k, ir.Ref(p, k)))
 	return counted(p, "nTimes", nv, n, ir.MkPrim(p, "fold", step, s0, idx))
@@ -129,9 +127,7 @@ func (c *checker) ccl(e *syntax.Call, sc *scope) ir.Expr {
 	}
 	p := e.Lparen
 	st := s0.Type()
-	c.takeScope(sc)
-	nv := c.fresh.FreshVar(p, "n", types.IntegerType)
-	k := c.fresh.FreshVar(p, "k", types.IntegerType)
+	nv, k := c.loopVars(p, sc)
 	// The index of the k-th step, counting down.
 	down := ir.MkPrim(p, "sub", ir.MkPrim(p, "sub", ir.Ref(p, nv), ir.Int(p, 1)), ir.Ref(p, k))
 	if sum, add := additive(lam); sum != nil {
@@ -152,6 +148,13 @@ func (c *checker) ccl(e *syntax.Call, sc *scope) ir.Expr {
 		ir.MkTuple(p, ir.MkGet(p, 2, ir.Ref(p, si)), ir.MkGet(p, 1, ir.Ref(p, si))), lam.Body))
 	idx := ir.MkPrim(p, "build", ir.Ref(p, nv), ir.MkLam(p, k, down))
 	return counted(p, "ccl", nv, n, ir.MkPrim(p, "fold", step, s0, idx))
+}
+
+// loopVars returns fresh variables for a loop form's count and index,
+// named apart from the names in scope.
+func (c *checker) loopVars(p ir.Pos, sc *scope) (n, k *ir.Var) {
+	c.takeScope(sc)
+	return c.fresh.FreshVar(p, "n", types.IntegerType), c.fresh.FreshVar(p, "k", types.IntegerType)
 }
 
 // counted returns (let (nv n) (assert (gte nv 0) body)): the count of a

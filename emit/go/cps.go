@@ -687,7 +687,7 @@ func (g *fn) indexOf(i val, sz []val, it *types.Type) val {
 }
 
 // cpsBuild emits build and sumbuild as a recursive closure over the flat
-// index space.
+// index space (cpsIndexLoop).
 func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 	p := e.P
 	lam, ok := e.Args[1].(*ir.Lam)
@@ -697,10 +697,6 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 	it := e.Args[0].Type()
 	n := g.atom(g.expr(e.Args[0], sc.p), it)
 	sz := sizes(n, it)
-	total := sz[0]
-	for _, s := range sz[1:] {
-		total = g.temp(pureOf(total.c().Op("*").Add(s.code)), types.IntegerType)
-	}
 	isSum := e.Prim.Name == "sumbuild"
 	elemT := lam.Body.Type()
 	var r val
@@ -728,49 +724,67 @@ func (g *fn) cpsBuild(e *ir.Call, sc scope, k func(dval)) {
 		r = g.newTensor(e.T, sz, p)
 	}
 	rc := g.varOf("rc", g.cellType(e.T, p), nil)
+	g.cpsIndexLoop(sz, it, lam, sc, func() {
+		if lanes != "" {
+			g.stmt(r.c().Op("=").Add(g.e.rt("Combine").Call(jen.Op("&").Id(lanes))))
+		}
+		z := tangent(e.T, p)
+		if z.Contains(types.Tensor) {
+			g.stmt(jen.Id(rc).Op("=").Add(g.e.rt("Cell").Types(g.e.gotype(z)).Call(r.code)))
+		} else {
+			g.stmt(jen.Id(rc).Op("=").New(g.e.gotype(z)))
+		}
+		k(dval{v: r, cell: rc, t: e.T})
+	}, func(y dval, i string, next func()) {
+		var slot *jen.Statement
+		if isSum {
+			switch e.T.Kind {
+			case types.Float:
+				g.stmt(jen.Id(lanes).Index(jen.Id(i).Op("%").Add(g.e.rt("Lanes"))).Op("+=").Add(y.v.code))
+			case types.Integer:
+				g.stmt(r.c().Op("+=").Add(y.v.code))
+			default:
+				g.stmt(jen.If(jen.Id(i).Op("==").Lit(0)).Block(
+					r.c().Op("=").Add(g.e.rt("Copy").Call(y.v.code)),
+				).Else().Block(
+					r.c().Op("=").Add(g.e.rt("AddTo").Call(pos(p), r.code, y.v.code)),
+				))
+			}
+			slot = jen.Op("*").Id(rc)
+		} else {
+			setAt(g, r, e.T, atomOf(jen.Id(i)), y.v)
+			slot = data(atomOf(jen.Parens(jen.Op("*").Id(rc))), e.T).Index(jen.Id(i))
+		}
+		next()
+		if y.cell != "" {
+			g.accum(y.cell, slot, elemT, p)
+		}
+	})
+}
+
+// cpsIndexLoop emits a recursive closure loop(i) over the flat index
+// space of sizes sz (of index type it): iteration i binds lam's parameter
+// to the index and calls each with the body's value, which calls next to
+// run the rest of the loop (what each does after next runs on the way
+// back, in reverse order); after the last iteration, last runs the loop's
+// continuation.
+func (g *fn) cpsIndexLoop(sz []val, it *types.Type, lam *ir.Lam, sc scope, last func(), each func(y dval, i string, next func())) {
+	total := sz[0]
+	for _, s := range sz[1:] {
+		total = g.temp(pureOf(total.c().Op("*").Add(s.code)), types.IntegerType)
+	}
 	loop, i := g.fresh("loop"), g.fresh("i")
 	g.stmt(jen.Var().Id(loop).Func().Params(jen.Int64()))
 	body := g.block(func() {
-		last := g.block(func() {
-			if lanes != "" {
-				g.stmt(r.c().Op("=").Add(g.e.rt("Combine").Call(jen.Op("&").Id(lanes))))
-			}
-			z := tangent(e.T, p)
-			if z.Contains(types.Tensor) {
-				g.stmt(jen.Id(rc).Op("=").Add(g.e.rt("Cell").Types(g.e.gotype(z)).Call(r.code)))
-			} else {
-				g.stmt(jen.Id(rc).Op("=").New(g.e.gotype(z)))
-			}
-			k(dval{v: r, cell: rc, t: e.T})
+		end := g.block(func() {
+			last()
 			g.stmt(jen.Return())
 		})
-		g.stmt(jen.If(jen.Id(i).Op("==").Add(total.code)).Block(last...))
+		g.stmt(jen.If(jen.Id(i).Op("==").Add(total.code)).Block(end...))
 		idx := g.indexOf(atomOf(jen.Id(i)), sz, it)
 		inner := g.bind(sc, lam.Param, dval{v: idx, t: it})
 		g.cps(lam.Body, inner, func(y dval) {
-			var slot *jen.Statement
-			if isSum {
-				switch e.T.Kind {
-				case types.Float:
-					g.stmt(jen.Id(lanes).Index(jen.Id(i).Op("%").Add(g.e.rt("Lanes"))).Op("+=").Add(y.v.code))
-				case types.Integer:
-					g.stmt(r.c().Op("+=").Add(y.v.code))
-				default:
-					g.stmt(jen.If(jen.Id(i).Op("==").Lit(0)).Block(
-						r.c().Op("=").Add(g.e.rt("Copy").Call(y.v.code)),
-					).Else().Block(
-						r.c().Op("=").Add(g.e.rt("AddTo").Call(pos(p), r.code, y.v.code)),
-					))
-				}
-				slot = jen.Op("*").Id(rc)
-			} else {
-				setAt(g, r, e.T, atomOf(jen.Id(i)), y.v)
-				slot = data(atomOf(jen.Parens(jen.Op("*").Id(rc))), e.T).Index(jen.Id(i))
-			}
-			g.stmt(jen.Id(loop).Call(jen.Id(i).Op("+").Lit(1)))
-			if y.cell != "" {
-				g.accum(y.cell, slot, elemT, p)
-			}
+			each(y, i, func() { g.stmt(jen.Id(loop).Call(jen.Id(i).Op("+").Lit(1))) })
 		})
 	})
 	g.stmt(jen.Id(loop).Op("=").Func().Params(jen.Id(i).Int64()).Block(body...))
@@ -824,41 +838,18 @@ func (g *fn) cpsFold(e *ir.Call, sc scope, k func(dval)) {
 // that index into the element's cell.
 func (g *fn) cpsBuildFromSparse(e *ir.Call, sc scope, k func(dval)) {
 	p := e.P
-	lam, ok := e.Args[2].(*ir.Lam)
-	if !ok {
-		cpsErr(p, "cannot differentiate buildFromSparse of a non-lambda")
-	}
-	sh := g.atom(g.expr(e.Args[0], sc.p), e.Args[0].Type())
-	it := e.Args[1].Type()
-	n := g.atom(g.expr(e.Args[1], sc.p), it)
-	sz := sizes(n, it)
-	total := sz[0]
-	for _, s := range sz[1:] {
-		total = g.temp(pureOf(total.c().Op("*").Add(s.code)), types.IntegerType)
-	}
+	lam, it, n, r := g.sparseStart(e, sc)
 	valT := lam.Body.Type().Elems[1]
-	r := g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(p), sh.code)), e.T)
 	rc := g.newCell(e.T, r, p)
-	loop, i := g.fresh("loop"), g.fresh("i")
-	g.stmt(jen.Var().Id(loop).Func().Params(jen.Int64()))
-	body := g.block(func() {
-		last := g.block(func() {
-			k(dval{v: r, cell: rc, t: e.T})
-			g.stmt(jen.Return())
-		})
-		g.stmt(jen.If(jen.Id(i).Op("==").Add(total.code)).Block(last...))
-		idx := g.indexOf(atomOf(jen.Id(i)), sz, it)
-		inner := g.bind(sc, lam.Param, dval{v: idx, t: it})
-		g.cps(lam.Body, inner, func(y dval) {
-			flat := g.flatIndex(field(y.v, 0), r, e.T, p)
-			g.addInto(data(r, e.T).Index(flat.code), field(y.v, 1), valT, p)
-			g.stmt(jen.Id(loop).Call(jen.Id(i).Op("+").Lit(1)))
-			if y.cell != "" && valT.Contains(types.Float) {
-				xc := g.use("c", jen.Op("&").Id(y.cell).Dot("F1"))
-				g.accum(xc, data(atomOf(jen.Parens(jen.Op("*").Id(rc))), e.T).Index(flat.code), valT, p)
-			}
-		})
+	g.cpsIndexLoop(sizes(n, it), it, lam, sc, func() {
+		k(dval{v: r, cell: rc, t: e.T})
+	}, func(y dval, _ string, next func()) {
+		flat := g.flatIndex(field(y.v, 0), r, e.T, p)
+		g.addInto(data(r, e.T).Index(flat.code), field(y.v, 1), valT, p)
+		next()
+		if y.cell != "" && valT.Contains(types.Float) {
+			xc := g.use("c", jen.Op("&").Id(y.cell).Dot("F1"))
+			g.accum(xc, data(atomOf(jen.Parens(jen.Op("*").Id(rc))), e.T).Index(flat.code), valT, p)
+		}
 	})
-	g.stmt(jen.Id(loop).Op("=").Func().Params(jen.Id(i).Int64()).Block(body...))
-	g.stmt(jen.Id(loop).Call(jen.Lit(0)))
 }

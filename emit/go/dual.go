@@ -432,15 +432,8 @@ func (g *fn) dualFold(e *ir.Call, sc scope) tval {
 // and tangent at its index in the same loop.
 func (g *fn) dualBuildFromSparse(e *ir.Call, sc scope) tval {
 	p := e.P
-	lam, ok := e.Args[2].(*ir.Lam)
-	if !ok {
-		cpsErr(p, "cannot differentiate buildFromSparse of a non-lambda")
-	}
-	sh := g.atom(g.expr(e.Args[0], sc.p), e.Args[0].Type())
-	it := e.Args[1].Type()
-	n := g.atom(g.expr(e.Args[1], sc.p), it)
+	lam, it, n, r := g.sparseStart(e, sc)
 	dt := tangent(e.T, p)
-	r := g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(p), sh.code)), e.T)
 	dr := g.temp(pureOf(g.e.rt("ZeroTan").Types(g.e.gotype(dt)).Call(r.code)), dt)
 	valT := lam.Body.Type().Elems[1]
 	g.loop(sizes(n, it), func(idx, _ val) {
@@ -452,4 +445,19 @@ func (g *fn) dualBuildFromSparse(e *ir.Call, sc scope) tval {
 		}
 	})
 	return tval{v: r, dv: g.use("d", dr.code), t: e.T}
+}
+
+// sparseStart emits the start of buildFromSparse in derived code: its
+// lambda, the type and value of its count, and the zero tensor of its
+// shape that the pairs add into.
+func (g *fn) sparseStart(e *ir.Call, sc scope) (lam *ir.Lam, it *types.Type, n, r val) {
+	lam, ok := e.Args[2].(*ir.Lam)
+	if !ok {
+		cpsErr(e.P, "cannot differentiate buildFromSparse of a non-lambda")
+	}
+	sh := g.atom(g.expr(e.Args[0], sc.p), e.Args[0].Type())
+	it = e.Args[1].Type()
+	n = g.atom(g.expr(e.Args[1], sc.p), it)
+	r = g.temp(pureOf(g.e.rt("Zeros").Types(g.e.gotype(e.T)).Call(pos(e.P), sh.code)), e.T)
+	return lam, it, n, r
 }
