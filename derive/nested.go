@@ -25,18 +25,19 @@ import (
 //     the gradient of dr · J(x) dx with respect to x. [jac [rev g]], the
 //     Hessian for a Float g, is by columns of [fwd [rev g]].
 
-// Waiting reports whether, in an optimised program, a derived function
-// still waits for the optimised bodies of those it differentiates.
-func Waiting(prog *ir.Program, opts Options) bool {
+// Waiting returns the derived functions of an optimised program that
+// still wait for the optimised bodies of those they differentiate.
+func Waiting(prog *ir.Program, opts Options) []*ir.Func {
+	var out []*ir.Func
 	for _, f := range prog.Funcs {
 		// After the optimiser, a derived function without a body is one
 		// that waited (whether or not the reason is still visible: the
 		// call of a derived function that made it wait may be inlined).
 		if f.Kind == ir.DerivedFunc && f.Body == nil && (opts.Skip == nil || !opts.Skip(f)) {
-			return true
+			out = append(out, f)
 		}
 	}
-	return false
+	return out
 }
 
 // waits reports whether f is made only once the functions it

@@ -221,10 +221,22 @@ func Optimise(prog *ir.Program, opts Options) error {
 	}
 	dopts := deriveOptions(opts)
 	dopts.Nested = true
-	for round := 0; derive.Waiting(prog, dopts); round++ {
+	var before []*ir.Func
+	for round := 0; ; round++ {
+		waiting := derive.Waiting(prog, dopts)
+		if len(waiting) == 0 {
+			return nil
+		}
 		if round == maxNesting {
 			return fmt.Errorf("derivations of derived functions nested more than %d deep", maxNesting)
 		}
+		if sameFuncs(waiting, before) {
+			// A round made none of them: what is left can never be made,
+			// which is ksc's fault (a derivation that can't is an error).
+			f := waiting[0]
+			return &InternalError{Stage: "derive", What: f.FullName(), Value: fmt.Sprintf("%s: no round makes %s", usePosOf(f), f.FullName())}
+		}
+		before = waiting
 		if err := guard("derive", "", func() error { return derive.Derive(prog, dopts) }); err != nil {
 			return err
 		}
@@ -233,7 +245,27 @@ func Optimise(prog *ir.Program, opts Options) error {
 			return err
 		}
 	}
-	return nil
+}
+
+// sameFuncs reports whether two lists hold the same functions in order.
+func sameFuncs(a, b []*ir.Func) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// usePosOf returns where a derived function was first needed.
+func usePosOf(f *ir.Func) ir.Pos {
+	if len(f.Uses) > 0 {
+		return f.Uses[0]
+	}
+	return f.P
 }
 
 // maxNesting bounds the rounds of Optimise: one per level of nesting.
