@@ -67,8 +67,8 @@ func Ready(g *ir.Func) bool {
 	seen := map[*ir.Func]bool{}
 	var ready func(g *ir.Func) bool
 	ready = func(g *ir.Func) bool {
-		if seen[g] {
-			return true
+		if g == nil || seen[g] {
+			return true // a primitive's derivation has no base function
 		}
 		seen[g] = true
 		if g.Body == nil {
