@@ -72,8 +72,8 @@ func Derive(prog *ir.Program, opts Options) error {
 					d.errorf(usePos(f), "ksc cannot generate %s with --ad=cps: the Go backend makes %s itself, not as code to differentiate", f.FullName(), f.Base.Name)
 					continue
 				}
-				if (waits(f) || opts.Nested) && (!opts.Nested || !Ready(f.Base)) {
-					continue // after the inner function is optimised
+				if opts.Nested && !Ready(f.Base) || !opts.Nested && waits(f) {
+					continue // after the functions it differentiates are optimised
 				}
 				d.generate(f)
 			}
@@ -165,7 +165,7 @@ func (d *deriver) generate(f *ir.Func) {
 	if reverseDeriv(f.Name.Derivs[0]) && d.noReverse(base) {
 		return
 	}
-	if f.Name.Base != base.Name.Base && !ir.IsCL(base) {
+	if base.Name.Base == ir.PrimDefName(f.Name.Base) {
 		// A derived function of a primitive, whose Base is the def
 		// standing for it (typecheck's primDef): the same derivation of
 		// that def, under the name the program uses.

@@ -233,6 +233,12 @@ func (n Name) Words() []string {
 	return w
 }
 
+// PrimDefName is the name of the def standing for the primitive prim in
+// its derived functions ([rev exp] derives from the def exp$prim calling
+// exp): a name of its own, since a def named exp would call itself once
+// printed and read back.
+func PrimDefName(prim string) string { return prim + "$prim" }
+
 // Ident returns the name as a C or Go identifier, the one spelling every
 // backend and library entry uses: its words joined by "_", any other
 // character replaced by "_" ([rev f 0 2] gives rev_f_wrt_0_2).

@@ -445,7 +445,7 @@ func structuralDerived(name string) string {
 // back), not callable by that name, and not exported.
 func (c *checker) primDef(pos syntax.Pos, p *ir.Prim) *ir.Func {
 	arg := p.Sig.ArgType()
-	name := ir.Name{Base: p.Name + "$prim"}
+	name := ir.Name{Base: ir.PrimDefName(p.Name)}
 	key := ir.FuncKey(name, arg)
 	if f := c.primDefs[key]; f != nil {
 		return f
