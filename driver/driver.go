@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 
 	"github.com/ksc-lang/ksc/derive"
 	goemit "github.com/ksc-lang/ksc/emit/go"
@@ -230,7 +231,7 @@ func Optimise(prog *ir.Program, opts Options) error {
 		if round == maxNesting {
 			return fmt.Errorf("derivations of derived functions nested more than %d deep", maxNesting)
 		}
-		if sameFuncs(waiting, before) {
+		if slices.Equal(waiting, before) {
 			// A round made none of them: what is left can never be made,
 			// which is ksc's fault (a derivation that can't is an error).
 			f := waiting[0]
@@ -245,19 +246,6 @@ func Optimise(prog *ir.Program, opts Options) error {
 			return err
 		}
 	}
-}
-
-// sameFuncs reports whether two lists hold the same functions in order.
-func sameFuncs(a, b []*ir.Func) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // usePosOf returns where a derived function was first needed.
