@@ -98,11 +98,17 @@ type source struct {
 // sourceAt returns the source items[k] is, if it is one.
 func (t *taper) sourceAt(items []ir.Expr, k int) *source {
 	l, ok := items[k].(*ir.Let)
-	if !ok || l.Pattern || len(l.Vars) != 1 {
+	if !ok {
 		return nil
 	}
 	c, ok := l.Rhs.(*ir.Call)
 	if !ok || c.Prim == nil {
+		return nil
+	}
+	// A sumbuild of tuples may be taken apart by a pattern, (v dv) =
+	// (sumbuild n ...) in forward-mode code; anything else binds a
+	// variable.
+	if (l.Pattern || len(l.Vars) != 1) && !(l.Pattern && c.Prim.Name == "sumbuild") {
 		return nil
 	}
 	switch c.Prim.Name {
@@ -212,7 +218,10 @@ func (t *taper) tapeFrom(items []ir.Expr, k int) []ir.Expr {
 		return items
 	}
 	// The variables bound after the source, and the lets binding them.
-	between := map[string]bool{src.let.Vars[0].Name: true}
+	between := map[string]bool{}
+	for _, v := range src.let.Vars {
+		between[v.Name] = true
+	}
 	lets := map[string]*ir.Let{}
 	for m := k + 1; m < len(items); m++ {
 		lm, ok := items[m].(*ir.Let)
@@ -266,7 +275,13 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 		want := ir.FormatExpr(ly.Rhs)
 		for ix, jt := range items1 {
 			lx, ok := jt.(*ir.Let)
-			if !ok || used[ix] || lx.Pattern != ly.Pattern || len(lx.Vars) != len(ly.Vars) {
+			if !ok || used[ix] {
+				continue
+			}
+			// y = ([suffwdpass g] a) may pair with a pattern taking
+			// (g a) apart; any other pair binds alike.
+			if (lx.Pattern != ly.Pattern || len(lx.Vars) != len(ly.Vars)) &&
+				(ly.Pattern || !isForwardPassCall(ly.Rhs)) {
 				continue
 			}
 			pre := src.pre[jt]
@@ -292,7 +307,7 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 				pb := t.ns.FreshVar(lx.P, "pb", y.T)
 				items1 = append(items1[:ix:ix], append([]ir.Expr{
 					&ir.Let{P: lx.P, Vars: []*ir.Var{pb}, Rhs: ir.CallFunc(lx.P, g, a)},
-					&ir.Let{P: lx.P, Vars: lx.Vars, Rhs: ir.MkGet(lx.P, 1, ir.Ref(lx.P, pb)), Of: lx.Of},
+					&ir.Let{P: lx.P, Vars: lx.Vars, Pattern: lx.Pattern, Rhs: ir.MkGet(lx.P, 1, ir.Ref(lx.P, pb)), Of: lx.Of},
 				}, items1[ix+1:]...)...)
 				used = shiftUsed(used, ix)
 				used[ix] = true
@@ -302,7 +317,8 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 				ys = append(ys, iy)
 				break
 			}
-			if ir.FormatExpr(ir.Subst(lx.Rhs, sub)) != want || !sameTypes(lx.Vars, ly.Vars) {
+			if lx.Pattern != ly.Pattern || len(lx.Vars) != len(ly.Vars) ||
+				ir.FormatExpr(ir.Subst(lx.Rhs, sub)) != want || !sameTypes(lx.Vars, ly.Vars) {
 				continue
 			}
 			used[ix] = true
@@ -312,8 +328,20 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 			}
 			// A value the same in every iteration (it reads nothing the
 			// loop binds) is computed by both, not recorded per index.
-			if !pre && !ly.Pattern && !cheapLet(lx.Rhs) && readsAny(lx.Rhs, src.bound) {
-				xs = append(xs, lx.Vars[0])
+			if !pre && !cheapLet(lx.Rhs) && readsAny(lx.Rhs, src.bound) {
+				x := lx.Vars[0]
+				if lx.Pattern {
+					// (a b) = E: the source names the tuple E to record
+					// it, and the loop takes the record apart.
+					x = t.ns.FreshVar(lx.P, "t", lx.Rhs.Type())
+					items1 = append(items1[:ix:ix], append([]ir.Expr{
+						&ir.Let{P: lx.P, Vars: []*ir.Var{x}, Rhs: lx.Rhs},
+						&ir.Let{P: lx.P, Vars: lx.Vars, Pattern: true, Rhs: ir.Ref(lx.P, x), Of: lx.Of},
+					}, items1[ix+1:]...)...)
+					used = shiftUsed(used, ix)
+					used[ix], used[ix+1] = true, true
+				}
+				xs = append(xs, x)
 				ys = append(ys, iy)
 			}
 			break
@@ -380,7 +408,7 @@ func (t *taper) rewriteBuild(items []ir.Expr, k int, src *source, own []ir.Expr,
 	// The value's let follows the tape's: what comes after reads it.
 	out := append([]ir.Expr{}, items[:k]...)
 	out = append(out, &ir.Let{P: p, Vars: []*ir.Var{tapeVar}, Rhs: tapeBuild},
-		&ir.Let{P: l.P, Vars: l.Vars, Rhs: value, Of: l.Of})
+		&ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: value, Of: l.Of})
 	return append(out, items[k+1:]...), true
 }
 
@@ -485,7 +513,7 @@ func (c *consumer) read(ys []int, read func(n int, y *ir.Let) ir.Expr) *ir.Let {
 	items := append([]ir.Expr{}, c.items...)
 	for n, iy := range ys {
 		ly := items[iy].(*ir.Let)
-		items[iy] = &ir.Let{P: ly.P, Vars: ly.Vars, Rhs: read(n, ly), Of: ly.Of}
+		items[iy] = &ir.Let{P: ly.P, Vars: ly.Vars, Pattern: ly.Pattern, Rhs: read(n, ly), Of: ly.Of}
 	}
 	l := c.let
 	return &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Of: l.Of, Rhs: c.wrap(ir.WrapChain(items, c.tail))}
@@ -498,6 +526,13 @@ func sameTypes(xs, ys []*ir.Var) bool {
 		}
 	}
 	return true
+}
+
+// isForwardPassCall reports whether e is a call of a function's forward
+// pass, [suffwdpass g].
+func isForwardPassCall(e ir.Expr) bool {
+	c, ok := e.(*ir.Call)
+	return ok && c.Fn != nil && c.Fn.Name.Outer() == "suffwdpass"
 }
 
 // forwardPass returns [suffwdpass g] and x's argument if y is a call of it

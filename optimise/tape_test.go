@@ -64,6 +64,12 @@ func TestTapeLoops(t *testing.T) {
 		{"a sumbuild",
 			"(let (w (sumbuild n (lam (j : Integer) (let (x (exp (index j v))) (mul x 2.0))))) " +
 				loop("(let (y (exp (index j2 v))) (add st (mul y w)))"), true},
+		{"a pair taken apart by a pattern",
+			"(let (w (build n (lam (j : Integer) (let ((x c) (tuple (exp (index j v)) (cos (index j v)))) (mul x c))))) " +
+				loop("(let ((y d) (tuple (exp (index j2 v)) (cos (index j2 v)))) (add st (mul (mul y d) (index j2 w))))"), true},
+		{"a sumbuild of pairs taken apart by a pattern",
+			"(let ((w dw) (sumbuild n (lam (j : Integer) (let (x (exp (index j v))) (tuple x (mul x 2.0)))))) " +
+				loop("(let (y (exp (index j2 v))) (add st (mul y (add w dw))))"), true},
 		{"a later build",
 			build + "(let (w2 (build n (lam (j2 : Integer) (let (y (exp (index j2 v))) (mul y 3.0))))) (add (sum w) (sum w2)))", true},
 	} {

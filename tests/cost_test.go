@@ -230,6 +230,44 @@ func TestReverseLoopRecords(t *testing.T) {
 	}
 }
 
+// TestForwardCodeRecords: reverse mode of forward-mode code (a
+// Hessian-vector product, [fwd [rev f]] = [rev [fwd f] 0] + ...; split
+// reverse mode of [fwd f]) records the values a loop's iterations bind by
+// a pattern, (z dz) = ([fwdfull g] ...), as it records any other, and a
+// sumbuild of pairs taken apart by a pattern is a source like any other.
+// In GMM's product the reverse loop over the components reads
+// [fwdfull ltri_times] and [fwdfull sqnorm] from the forward loop's tape
+// (2 places each before); in [suffwdpass [fwdfull gmm_points]], make_q's
+// and sqnorm's forward code runs at 2 places (3 before: the value's loop,
+// the loop recording the BOG, and the forward pass there). Counted in the
+// optimised program.
+func TestForwardCodeRecords(t *testing.T) {
+	for _, tc := range []struct {
+		fn     string
+		places map[string]int
+	}{
+		{"[revacc [fwdfull gmm_points]]", map[string]int{"[fwdfull ltri_times]": 1, "[fwdfull sqnorm]": 1}},
+		{"[suffwdpass [fwdfull gmm_points]]", map[string]int{
+			"[fwdfull make_q]": 1, "[suffwdpass [fwdfull make_q]]": 1,
+			"[fwdfull sqnorm]": 1, "[suffwdpass [fwdfull sqnorm]]": 1}},
+	} {
+		fn := optimisedFunc(t, filepath.Join("..", "bench", "gmm.ks"), tc.fn,
+			filepath.Join("testdata", "cost", "gmm_hvp.ks"))
+		counts := map[string]int{}
+		ir.Inspect(fn.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok && c.Fn != nil {
+				counts[c.Fn.Name.String()]++
+			}
+			return true
+		})
+		for g, want := range tc.places {
+			if counts[g] != want {
+				t.Errorf("%s: %s is called at %d places, want %d:\n%s", tc.fn, g, counts[g], want, ir.FormatExpr(fn.Body))
+			}
+		}
+	}
+}
+
 // TestUnreadValueNotRecorded: a call whose value the reverse pass does not
 // read (gmm_objective adds gmm_points' value to the prior's, and the
 // reverse of an addition reads neither) is reverse-applied by [revacc g],
@@ -304,9 +342,9 @@ func TestRecordHoldsNoProjection(t *testing.T) {
 
 // optimisedFunc loads and optimises file and returns its function named
 // name (as ir.Name.String prints it).
-func optimisedFunc(t *testing.T, file, name string) *ir.Func {
+func optimisedFunc(t *testing.T, file, name string, more ...string) *ir.Func {
 	t.Helper()
-	prog, err := driver.Load([]string{file}, driver.Derived)
+	prog, err := driver.Load(append([]string{file}, more...), driver.Derived)
 	if err == nil {
 		err = driver.Optimise(prog, driver.Options{})
 	}
