@@ -469,6 +469,10 @@ func (rv *rev) set(s *slot, e ir.Expr) {
 	}
 	rv.blk.let(&ir.Let{P: e.Pos(), Vars: vars, Pattern: true, Rhs: e})
 	for i, q := range s.parts {
+		if q.parts != nil {
+			rv.set(q, ir.Ref(e.Pos(), vars[i])) // a field that is a tuple of slots (tupleSlot)
+			continue
+		}
 		q.cur = ir.Ref(e.Pos(), vars[i])
 	}
 }
@@ -505,6 +509,8 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 			rv.ofs[v.Name] = e.Of
 			if s := rv.rootMap(e.Rhs); s != nil {
 				rv.slots[v.Name] = s // shares the source's accumulator
+			} else if s := rv.tupleSlot(e.Rhs, v); s != nil {
+				rv.slots[v.Name] = s // its fields share their variables' accumulators
 			} else {
 				s := &slot{of: e.Of, typ: tangent(v.T.To), once: rv.uses[v.Name] == 1}
 				s.alias = rv.elementOf(e.Rhs, s.typ)
@@ -681,6 +687,50 @@ func (rv *rev) rootMap(m ir.Expr) *slot {
 	return nil
 }
 
+// tupleSlot returns the slot of v, bound to m, if m is a tuple of maps
+// (lmVCat) each a linear-map variable in scope or zero: a slot whose
+// fields are those variables' slots (sinks for the zeros), so that what is
+// added into v goes straight into them, with no zero tuple made to hold it
+// and added into them when v's let is reached. It returns nil if two
+// fields would share an accumulator (a tuple passed whole to [revacc g]
+// must not hold one buffer twice) or v is not such a tuple.
+func (rv *rev) tupleSlot(m ir.Expr, v *ir.Var) *slot {
+	c, ok := isLMCall(m, "lmVCat")
+	if !ok {
+		return nil
+	}
+	t := tangent(v.T.To)
+	s := &slot{typ: t}
+	leaves := map[*slot]bool{}
+	for i, a := range c.Args {
+		if isZero(a) {
+			if !t.Elems[i].IsUniform() {
+				return nil // a sink's zero would need a shape
+			}
+			s.parts = append(s.parts, &slot{sink: true, typ: t.Elems[i]})
+			continue
+		}
+		av, ok := a.(*ir.Var)
+		if !ok {
+			return nil
+		}
+		q, inScope := rv.slots[av.Name]
+		if !inScope || overlaps(leaves, q) {
+			return nil
+		}
+		markLeaves(leaves, q)
+		s.parts = append(s.parts, q)
+	}
+	if rv.uses[v.Name] != 1 {
+		// Each use of v adds into the fields' slots: none has a single
+		// contribution any more.
+		for q := range leaves {
+			q.once = false
+		}
+	}
+	return s
+}
+
 // initSlot gives an untouched slot its zero, shaped by example (or, if
 // nil, by the slot's primal variable).
 func (rv *rev) initSlot(s *slot, p ir.Pos, example ir.Expr) {
@@ -777,8 +827,23 @@ func (rv *rev) addR(s *slot, l, r ir.Expr, p ir.Pos) {
 	if s.parts == nil {
 		rv.initSlot(s, p, rv.example(l))
 		s.once = false
+	} else {
+		rv.initLeaves(s, p, rv.example(l))
 	}
 	rv.set(s, rv.accR(l, r, rv.value(s, p)))
+}
+
+// initLeaves initialises the untouched slots among the fields of s, at any
+// depth, shaped by the fields of example (see tupleSlot).
+func (rv *rev) initLeaves(s *slot, p ir.Pos, example ir.Expr) {
+	for i, q := range s.parts {
+		switch {
+		case q.parts != nil:
+			rv.initLeaves(q, p, rv.blk.atom(rv.ns, ir.MkGet(p, i+1, example)))
+		case q.cur == nil && !q.sink && q.of == nil && q.alias == nil && !q.typ.IsUniform():
+			rv.initSlot(q, p, rv.blk.atom(rv.ns, ir.MkGet(p, i+1, example)))
+		}
+	}
 }
 
 // contribute adds r reverse-applied to m into the accumulators.
@@ -907,6 +972,8 @@ func (rv *rev) composeVCat(l ir.Expr, ms []ir.Expr, r ir.Expr) {
 		}
 		if q.parts == nil && q.cur == nil {
 			rv.initSlot(q, p, ir.MkGet(p, i+1, exv))
+		} else if q.parts != nil {
+			rv.initLeaves(q, p, rv.blk.atom(rv.ns, ir.MkGet(p, i+1, exv)))
 		}
 		q.once = false
 		whole.parts = append(whole.parts, q)

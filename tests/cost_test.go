@@ -268,6 +268,30 @@ func TestForwardCodeRecords(t *testing.T) {
 	}
 }
 
+// TestTupleArgumentsInPlace: reverse mode of a call whose argument is a
+// tuple of variables adds the call's cotangent into the fields'
+// accumulators (an element of a vector's accumulator among them) in
+// place; it used to fill a zero tuple per call, pass that, and add it
+// into the fields afterwards (one ts_zero per function here before).
+// The values are checked by testdata/ad/tuple_args.ks. Counted in the
+// optimised program.
+func TestTupleArgumentsInPlace(t *testing.T) {
+	file := filepath.Join("testdata", "ad", "tuple_args.ks")
+	for _, fn := range []string{"[revacc tup_rows]", "[revacc tup_nested]", "[revacc tup_twice]"} {
+		f := optimisedFunc(t, file, fn, filepath.Join("testdata", "cost", "tuple_args_rev.ks"))
+		n := 0
+		ir.Inspect(f.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok && c.Prim != nil && (c.Prim.Name == "ts_zero" || c.Prim.Name == "constVec") {
+				n++
+			}
+			return true
+		})
+		if n != 0 {
+			t.Errorf("%s makes %d zeros, want none:\n%s", fn, n, ir.FormatExpr(f.Body))
+		}
+	}
+}
+
 // TestUnreadValueNotRecorded: a call whose value the reverse pass does not
 // read (gmm_objective adds gmm_points' value to the prior's, and the
 // reverse of an addition reads neither) is reverse-applied by [revacc g],
