@@ -252,7 +252,7 @@ func TestForwardCodeRecords(t *testing.T) {
 			"[fwdfull sqnorm]": 1, "[suffwdpass [fwdfull sqnorm]]": 1}},
 	} {
 		fn := optimisedFunc(t, filepath.Join("..", "bench", "gmm.ks"), tc.fn,
-			filepath.Join("testdata", "cost", "gmm_hvp.ks"))
+			filepath.Join("..", "bench", "gmm_hvp.ks"), filepath.Join("testdata", "cost", "gmm_sufrev_fwd.ks"))
 		counts := map[string]int{}
 		ir.Inspect(fn.Body, func(e ir.Expr) bool {
 			if c, ok := e.(*ir.Call); ok && c.Fn != nil {

@@ -4,8 +4,10 @@
 // ksc build, compiles a C harness against it, and runs the harness on each
 // input file: the harness checks the objective against the reference value,
 // the gradient against central differences and by the adjoint identity with
-// [fwd f], and times the objective and the gradient. adbench prints the
-// results as a table and exits 1 if a check fails.
+// [fwd f], and times the objective and the gradient; for GMM also the
+// Hessian-vector product [fwd [rev f]] (bench/gmm_hvp.ks), checked against
+// central differences of the gradient. adbench prints the results as a
+// table and exits 1 if a check fails.
 //
 //	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-threads] [-rev lm|bog] [-keep DIR] [-anchors DIR] [-rounds N]
 //
@@ -43,16 +45,16 @@ import (
 //go:embed harness
 var harnesses embed.FS
 
-// A kind is a benchmark: its ks source, its harness and its library name.
+// A kind is a benchmark: its ks sources, its harness and its library name.
 type kind struct {
-	name    string // gmm
-	source  string // path of the ks file, from the repository root
-	harness string // the C harness, in harness/
+	name    string   // gmm
+	sources []string // paths of the ks files, from the repository root
+	harness string   // the C harness, in harness/
 }
 
 var kinds = map[string]kind{
-	"gmm":  {name: "gmm", source: "bench/gmm.ks", harness: "gmm.c"},
-	"lstm": {name: "lstm", source: "bench/lstm.ks", harness: "lstm.c"},
+	"gmm":  {name: "gmm", sources: []string{"bench/gmm.ks", "bench/gmm_hvp.ks"}, harness: "gmm.c"},
+	"lstm": {name: "lstm", sources: []string{"bench/lstm.ks"}, harness: "lstm.c"},
 }
 
 // references are the objective values of benchmarks.md.
@@ -79,10 +81,14 @@ var standard = []string{
 
 var quickCases = []string{"gmm/1k/gmm_d2_K5", "lstm/lstm_l2_c1024"}
 
-// result is what a harness run reports.
+// result is what a harness run reports. The GMM harness also times the
+// Hessian-vector product [fwd [rev f]] and checks it against central
+// differences of the gradient (hvp is false for the others).
 type result struct {
 	objective, fdError, adjointError float64
 	tf, tg                           float64
+	hvp                              bool
+	hvpError, th                     float64
 }
 
 func main() {
@@ -160,7 +166,7 @@ func run(cases []string, data string, minTime float64, opts buildOptions, keep, 
 		}
 	}
 	failed := false
-	head := "| case | objective | fd error | adjoint error | f | [rev f] | [rev f] / f |"
+	head := "| case | objective | fd error | adjoint error | f | [rev f] | [rev f] / f | [fwd [rev f]] | / [rev f] |"
 	if anchorDir != "" {
 		for _, t := range tools {
 			head += fmt.Sprintf(" %s f | %s gradient | f / %s | [rev f] / %s |", t.name, t.name, t.name, t.name)
@@ -191,7 +197,7 @@ func run(cases []string, data string, minTime float64, opts buildOptions, keep, 
 			if round == 0 {
 				r = ri
 			}
-			r.tf, r.tg = math.Min(r.tf, ri.tf), math.Min(r.tg, ri.tg)
+			r.tf, r.tg, r.th = math.Min(r.tf, ri.tf), math.Min(r.tg, ri.tg), math.Min(r.th, ri.th)
 			for i, a := range anchors[kindName] {
 				obj, tf, err := anchorTime(a, input, "objective")
 				if err != nil {
@@ -218,6 +224,11 @@ func run(cases []string, data string, minTime float64, opts buildOptions, keep, 
 		}
 		row := fmt.Sprintf("| %s | %.17g | %.2g | %.2g | %s | %s | %.2f |", c, r.objective, r.fdError, r.adjointError,
 			dur(r.tf), dur(r.tg), r.tg/r.tf)
+		if r.hvp {
+			row += fmt.Sprintf(" %s | %.2f |", dur(r.th), r.th/r.tg)
+		} else {
+			row += " – | – |"
+		}
 		for _, t := range anchorTimes {
 			row += fmt.Sprintf(" %s | %s | %.2f | %.2f |", dur(t[0]), dur(t[1]), r.tf/t[0], r.tg/t[1])
 		}
@@ -243,13 +254,16 @@ func checkResult(c string, r result) []string {
 	if !(r.adjointError <= 1e-10) {
 		msgs = append(msgs, fmt.Sprintf("the adjoint identity with [fwd f] is off by %.3g (relative)", r.adjointError))
 	}
+	if r.hvp && !(r.hvpError <= 1e-5) {
+		msgs = append(msgs, fmt.Sprintf("the Hessian-vector product differs from central differences of the gradient by %.3g (relative)", r.hvpError))
+	}
 	return msgs
 }
 
 // build makes the library of a kind and compiles its harness against it.
 func build(k kind, dir string, opts buildOptions) (string, error) {
 	ctx := context.Background()
-	prog, err := driver.LoadWith([]string{k.source}, driver.Derived, driver.Options{Rev: opts.rev})
+	prog, err := driver.LoadWith(k.sources, driver.Derived, driver.Options{Rev: opts.rev})
 	if err != nil {
 		return "", err
 	}
@@ -297,20 +311,28 @@ func runHarness(exe, file string, minTime float64) (result, error) {
 		"objective": &r.objective, "fd_error": &r.fdError, "adjoint_error": &r.adjointError,
 		"time_objective": &r.tf, "time_gradient": &r.tg,
 	}
-	seen := 0
+	hvp := map[string]*float64{"hvp_error": &r.hvpError, "time_hvp": &r.th}
+	seen, seenHVP := 0, 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 2 || fields[f[0]] == nil {
+		if len(f) != 2 || fields[f[0]] == nil && hvp[f[0]] == nil {
 			return r, fmt.Errorf("unexpected harness output %q", line)
 		}
-		if *fields[f[0]], err = strconv.ParseFloat(f[1], 64); err != nil {
+		dst := fields[f[0]]
+		if dst != nil {
+			seen++
+		} else {
+			dst = hvp[f[0]]
+			seenHVP++
+		}
+		if *dst, err = strconv.ParseFloat(f[1], 64); err != nil {
 			return r, fmt.Errorf("unexpected harness output %q", line)
 		}
-		seen++
 	}
-	if seen != len(fields) {
-		return r, fmt.Errorf("the harness printed %d of %d results:\n%s", seen, len(fields), out)
+	if seen != len(fields) || seenHVP != 0 && seenHVP != len(hvp) {
+		return r, fmt.Errorf("the harness printed %d of %d results:\n%s", seen+seenHVP, len(fields), out)
 	}
+	r.hvp = seenHVP > 0
 	return r, nil
 }
 

@@ -42,7 +42,7 @@ func BenchmarkCompile(b *testing.B) {
 		k := kinds[name]
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				prog, err := driver.LoadWith([]string{filepath.Join("..", "..", k.source)}, driver.Derived, driver.Options{})
+				prog, err := driver.LoadWith([]string{filepath.Join("..", "..", k.sources[0])}, driver.Derived, driver.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,8 @@
 /* The GMM harness: reads an ADBench GMM file, calls the objective, its
- * gradient ([rev gmm_objective]) and [fwd gmm_objective] from the library
- * ksc built from bench/gmm.ks, checks them, and times them.
+ * gradient ([rev gmm_objective]), [fwd gmm_objective] and the
+ * Hessian-vector product [fwd [rev gmm_objective]] from the library ksc
+ * built from bench/gmm.ks and bench/gmm_hvp.ks, checks them, and times
+ * them.
  *
  *   gmm-harness FILE MIN_SECONDS
  *
@@ -63,6 +65,33 @@ static double derivative(args_t a, grad_t dx) {
   check(gmm_fwd_gmm_objective(ctx, a.alpha, a.mu, a.q, a.l, a.x, a.wgamma, a.wm,
                               dx.alpha, dx.mu, dx.q, dx.l, dx.x, dx.wgamma, &out));
   return out;
+}
+
+/* copy_grad copies g out of the context (a reset frees what it made). */
+static gmm_vec_f64 copy_vec(gmm_vec_f64 v) {
+  gmm_vec_f64 c = {v.size, malloc((size_t)(v.size > 0 ? v.size : 1) * sizeof(double))};
+  memcpy(c.data, v.data, (size_t)v.size * sizeof(double));
+  return c;
+}
+
+static gmm_vec_vec_f64 copy_rows(gmm_vec_vec_f64 m) {
+  gmm_vec_vec_f64 c = {m.size, malloc((size_t)(m.size > 0 ? m.size : 1) * sizeof(gmm_vec_f64))};
+  for (long i = 0; i < m.size; i++) c.data[i] = copy_vec(m.data[i]);
+  return c;
+}
+
+static grad_t copy_grad(grad_t g) {
+  return (grad_t){copy_vec(g.alpha), copy_rows(g.mu), copy_rows(g.q), copy_rows(g.l), copy_rows(g.x), g.wgamma};
+}
+
+/* hvp sets *h to the derivative of the gradient at a along dx (dr = 1,
+ * ddr = 0): the Hessian times dx. */
+static void hvp(args_t a, grad_t dx, grad_t *h) {
+  gmm_fwd_rev_gmm_objective_xr xr = {{a.alpha, a.mu, a.q, a.l, a.x, a.wgamma, a.wm}, 1.0};
+  gmm_fwd_rev_gmm_objective_t t = {{dx.alpha, dx.mu, dx.q, dx.l, dx.x, dx.wgamma, {0}}, 0.0};
+  gmm_fwd_rev_gmm_objective_out out;
+  check(gmm_fwd_rev_gmm_objective(ctx, xr, t, &out));
+  *h = (grad_t){out.f0, out.f1, out.f2, out.f3, out.f4, out.f5};
 }
 
 /* The parameters differentiated (alpha, mu, q, l), flattened: pointers to
@@ -165,12 +194,47 @@ int main(int argc, char **argv) {
   dx.wgamma = 0;
   lhs = derivative(a, dx);
   printf("adjoint_error %.3g\n", fabs(lhs - rhs) / (scale > 0 ? scale : 1));
+
+  /* The Hessian along dx against central differences of the gradient
+   * along dx (first-order code only), every entry, each relative to
+   * itself or where small to the largest entry. */
+  grad_t hv, dxh = copy_grad(dx);
+  hvp(a, dxh, &hv);
+  params_t ph = params(a, hv, total);
+  double *hd = malloc((size_t)total * sizeof *hd), *up = malloc((size_t)total * sizeof *up);
+  double *arg0 = malloc((size_t)total * sizeof *arg0);
+  for (long i = 0; i < total; i++) {
+    hd[i] = *ph.grad[i];
+    arg0[i] = *p.arg[i];
+  }
+  double hstep = 1e-5, hmax = 0, hvpErr = 0;
+  for (long i = 0; i < total; i++) hmax = fabs(hd[i]) > hmax ? fabs(hd[i]) : hmax;
+  for (int side = 0; side < 2; side++) {
+    for (long i = 0; i < total; i++) *p.arg[i] = arg0[i] + (side == 0 ? hstep : -hstep) * *pd.grad[i];
+    grad_t gs;
+    gradient(a, 1.0, &gs);
+    params_t ps = params(a, gs, total);
+    for (long i = 0; i < total; i++) {
+      if (side == 0) {
+        up[i] = *ps.grad[i];
+        continue;
+      }
+      double fd = (up[i] - *ps.grad[i]) / (2 * hstep);
+      double err = fabs(fd - hd[i]) / (fabs(hd[i]) + 1e-4 * hmax + 1e-12);
+      if (err > hvpErr) hvpErr = err;
+    }
+    free(ps.arg);
+    free(ps.grad);
+  }
+  for (long i = 0; i < total; i++) *p.arg[i] = arg0[i];
+  printf("hvp_error %.3g\n", hvpErr);
   gmm_ctx_reset(ctx);
 
-  double tf, tg;
+  double tf, tg, th;
   TIME(tf, minSeconds, { objective(a); gmm_ctx_reset(ctx); });
   TIME(tg, minSeconds, { gradient(a, 1.0, &g); gmm_ctx_reset(ctx); });
-  printf("time_objective %.6g\ntime_gradient %.6g\n", tf, tg);
+  TIME(th, minSeconds, { hvp(a, dxh, &hv); gmm_ctx_reset(ctx); });
+  printf("time_objective %.6g\ntime_gradient %.6g\ntime_hvp %.6g\n", tf, tg, th);
   gmm_ctx_free(ctx);
   return 0;
 }
