@@ -337,21 +337,7 @@ func reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver, withValue bool) (out
 	rv := &rev{sem: sem{ns: ns, res: res, bogs: map[*ir.Call]ir.Expr{}, tapes: map[*ir.Call]ir.Expr{}}, slots: map[string]*slot{}, blk: &block{}}
 	rr := rv.blk.atom(ns, r)
 	a := rv.blk.atom(ns, acc)
-	if t := a.Type(); t.Kind == types.Tuple && len(t.Elems) > 0 {
-		// Keep the source's accumulator one field at a time, so that a
-		// parameter's map adds into its own field.
-		parts := make([]*ir.Var, len(t.Elems))
-		for i, et := range t.Elems {
-			parts[i] = ns.FreshVar(a.Pos(), "acc", et)
-		}
-		rv.blk.let(&ir.Let{P: a.Pos(), Vars: parts, Pattern: true, Rhs: a})
-		rv.root = &slot{typ: t}
-		for _, v := range parts {
-			rv.root.parts = append(rv.root.parts, &slot{cur: ir.Ref(v.P, v), typ: v.T})
-		}
-	} else {
-		rv.root = &slot{cur: a, typ: a.Type()}
-	}
+	rv.root = rv.splitRoot(a)
 	rv.uses = map[string]int{}
 	ir.Inspect(m, func(x ir.Expr) bool {
 		if v, ok := x.(*ir.Var); ok && v.T.Kind == types.LM {
@@ -369,6 +355,26 @@ func reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver, withValue bool) (out
 		return rv.blk.wrap(ir.MkTuple(m.Pos(), rv.primal, grad)), nil
 	}
 	return rv.blk.wrap(grad), nil
+}
+
+// splitRoot returns the slot of the source's accumulator a (an atom),
+// kept one field at a time, at any depth, so that a parameter's map, or a
+// field's of a tuple parameter, adds into its own field.
+func (rv *rev) splitRoot(a ir.Expr) *slot {
+	t := a.Type()
+	if t.Kind != types.Tuple || len(t.Elems) == 0 {
+		return &slot{cur: a, typ: t}
+	}
+	parts := make([]*ir.Var, len(t.Elems))
+	for i, et := range t.Elems {
+		parts[i] = rv.ns.FreshVar(a.Pos(), "acc", et)
+	}
+	rv.blk.let(&ir.Let{P: a.Pos(), Vars: parts, Pattern: true, Rhs: a})
+	s := &slot{typ: t}
+	for _, v := range parts {
+		s.parts = append(s.parts, rv.splitRoot(ir.Ref(v.P, v)))
+	}
+	return s
 }
 
 // A slot is an accumulator of cotangents: of one linear-map variable, or
@@ -511,6 +517,8 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 				rv.slots[v.Name] = s // shares the source's accumulator
 			} else if s := rv.tupleSlot(e.Rhs, v); s != nil {
 				rv.slots[v.Name] = s // its fields share their variables' accumulators
+			} else if s := rv.fieldSlot(e.Rhs); s != nil {
+				rv.slots[v.Name] = s // a field of a tuple whose slot is kept by fields
 			} else {
 				s := &slot{of: e.Of, typ: tangent(v.T.To), once: rv.uses[v.Name] == 1}
 				s.alias = rv.elementOf(e.Rhs, s.typ)
@@ -681,10 +689,60 @@ func (rv *rev) rootMap(m ir.Expr) *slot {
 	if k, ok := projection(m); ok && rv.root.parts != nil {
 		return rv.root.parts[k]
 	}
+	if c, ok := isLMCall(m, "lmCompose"); ok {
+		// A projection of a map whose slot is kept by fields: that field.
+		if k, ok := projection(c.Args[0]); ok {
+			if s := rv.rootMap(c.Args[1]); s != nil && s.parts != nil && !s.sink {
+				return s.parts[k]
+			}
+		}
+	}
 	if isZero(m) {
 		return &slot{sink: true, typ: tangent(target(m))}
 	}
 	return nil
+}
+
+// fieldSlot returns the slot of a variable bound to m, a projection to
+// field k of a linear-map variable whose slot is kept by fields (the
+// source's, split by splitRoot, or a tupleSlot): that field's slot, shared;
+// or, m being such a variable itself, its slot.
+// So a tuple parameter taken apart, (let ((q z) x) ...), adds into the
+// fields of the accumulator itself, with no zero of its own.
+func (rv *rev) fieldSlot(m ir.Expr) *slot {
+	if w, ok := m.(*ir.Var); ok {
+		// Another name for a map kept by fields (a pattern's tuple).
+		if s, inScope := rv.slots[w.Name]; inScope && !s.sink && s.parts != nil {
+			clearOnce(s)
+			return s
+		}
+		return nil
+	}
+	c, ok := isLMCall(m, "lmCompose")
+	if !ok {
+		return nil
+	}
+	k, ok := projection(c.Args[0])
+	w, isVar := c.Args[1].(*ir.Var)
+	if !ok || !isVar {
+		return nil
+	}
+	s, inScope := rv.slots[w.Name]
+	if !inScope || s.sink || s.parts == nil || k >= len(s.parts) {
+		return nil
+	}
+	q := s.parts[k]
+	clearOnce(q) // the field now has the contributions of two variables
+	return q
+}
+
+// clearOnce marks s and its fields as slots that may receive more than
+// one contribution.
+func clearOnce(s *slot) {
+	s.once = false
+	for _, q := range s.parts {
+		clearOnce(q)
+	}
 }
 
 // tupleSlot returns the slot of v, bound to m, if m is a tuple of maps
@@ -724,9 +782,7 @@ func (rv *rev) tupleSlot(m ir.Expr, v *ir.Var) *slot {
 	if rv.uses[v.Name] != 1 {
 		// Each use of v adds into the fields' slots: none has a single
 		// contribution any more.
-		for q := range leaves {
-			q.once = false
-		}
+		clearOnce(s)
 	}
 	return s
 }
