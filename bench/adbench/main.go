@@ -166,7 +166,7 @@ func run(cases []string, data string, minTime float64, opts buildOptions, keep, 
 		}
 	}
 	failed := false
-	head := "| case | objective | fd error | adjoint error | f | [rev f] | [rev f] / f | [fwd [rev f]] | / [rev f] |"
+	head := "| case | objective | fd error | adjoint error | f | [rev f] | [rev f] / f | [fwd [rev f]] | / [rev f] | its fd error |"
 	if anchorDir != "" {
 		for _, t := range tools {
 			head += fmt.Sprintf(" %s f | %s gradient | f / %s | [rev f] / %s |", t.name, t.name, t.name, t.name)
@@ -225,9 +225,9 @@ func run(cases []string, data string, minTime float64, opts buildOptions, keep, 
 		row := fmt.Sprintf("| %s | %.17g | %.2g | %.2g | %s | %s | %.2f |", c, r.objective, r.fdError, r.adjointError,
 			dur(r.tf), dur(r.tg), r.tg/r.tf)
 		if r.hvp {
-			row += fmt.Sprintf(" %s | %.2f |", dur(r.th), r.th/r.tg)
+			row += fmt.Sprintf(" %s | %.2f | %.2g |", dur(r.th), r.th/r.tg, r.hvpError)
 		} else {
-			row += " – | – |"
+			row += " – | – | – |"
 		}
 		for _, t := range anchorTimes {
 			row += fmt.Sprintf(" %s | %s | %.2f | %.2f |", dur(t[0]), dur(t[1]), r.tf/t[0], r.tg/t[1])
