@@ -763,7 +763,7 @@ func (rv *rev) tupleSlot(m ir.Expr, v *ir.Var) *slot {
 	for i, a := range c.Args {
 		if isZero(a) {
 			if !t.Elems[i].IsUniform() {
-				return nil // a sink's zero would need a shape
+				return nil // as below
 			}
 			s.parts = append(s.parts, &slot{sink: true, typ: t.Elems[i]})
 			continue
@@ -773,8 +773,8 @@ func (rv *rev) tupleSlot(m ir.Expr, v *ir.Var) *slot {
 			return nil
 		}
 		q, inScope := rv.slots[av.Name]
-		if !inScope || overlaps(leaves, q) {
-			return nil
+		if !inScope || overlaps(leaves, q) || q.sink && !q.typ.IsUniform() {
+			return nil // a sink's zero, passed to a call, would need a shape
 		}
 		markLeaves(leaves, q)
 		s.parts = append(s.parts, q)
