@@ -305,11 +305,9 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 				// and takes x from it.
 				y := ly.Vars[0]
 				pb := t.ns.FreshVar(lx.P, "pb", y.T)
-				items1 = append(items1[:ix:ix], append([]ir.Expr{
+				items1, used = splitItem(items1, used, ix,
 					&ir.Let{P: lx.P, Vars: []*ir.Var{pb}, Rhs: ir.CallFunc(lx.P, g, a)},
-					&ir.Let{P: lx.P, Vars: lx.Vars, Pattern: lx.Pattern, Rhs: ir.MkGet(lx.P, 1, ir.Ref(lx.P, pb)), Of: lx.Of},
-				}, items1[ix+1:]...)...)
-				used = shiftUsed(used, ix)
+					&ir.Let{P: lx.P, Vars: lx.Vars, Pattern: lx.Pattern, Rhs: ir.MkGet(lx.P, 1, ir.Ref(lx.P, pb)), Of: lx.Of})
 				used[ix] = true
 				pair[pb.Name] = y
 				paired[y.Name] = true
@@ -334,11 +332,9 @@ func (t *taper) tape(items []ir.Expr, k int, c *consumer, src *source, between m
 					// (a b) = E: the source names the tuple E to record
 					// it, and the loop takes the record apart.
 					x = t.ns.FreshVar(lx.P, "t", lx.Rhs.Type())
-					items1 = append(items1[:ix:ix], append([]ir.Expr{
+					items1, used = splitItem(items1, used, ix,
 						&ir.Let{P: lx.P, Vars: []*ir.Var{x}, Rhs: lx.Rhs},
-						&ir.Let{P: lx.P, Vars: lx.Vars, Pattern: true, Rhs: ir.Ref(lx.P, x), Of: lx.Of},
-					}, items1[ix+1:]...)...)
-					used = shiftUsed(used, ix)
+						&ir.Let{P: lx.P, Vars: lx.Vars, Pattern: true, Rhs: ir.Ref(lx.P, x), Of: lx.Of})
 					used[ix], used[ix+1] = true, true
 				}
 				xs = append(xs, x)
@@ -556,6 +552,13 @@ func forwardPass(y, x ir.Expr, sub map[string]ir.Expr) (*ir.Func, ir.Expr) {
 		return nil, nil
 	}
 	return cy.Fn, arg(cx)
+}
+
+// splitItem replaces items[ix] by a and b, moving the marks of the items
+// after it one on.
+func splitItem(items []ir.Expr, used map[int]bool, ix int, a, b ir.Expr) ([]ir.Expr, map[int]bool) {
+	items = append(items[:ix:ix], append([]ir.Expr{a, b}, items[ix+1:]...)...)
+	return items, shiftUsed(used, ix)
 }
 
 // shiftUsed moves the marks of items after ix one on (a let was split in
