@@ -2,6 +2,8 @@ package cl
 
 import (
 	"io"
+
+	ksrt "github.com/ksc-lang/ksc/runtime/go"
 	"math"
 	"strings"
 
@@ -222,6 +224,35 @@ func recordOperation(name string, pos Pos, s, t *types.Type) op {
 			flatten(x[0], &fs)
 			return &Tensor{Shape: []int64{int64(len(fs))}, Elems: fs}
 		})
+	case "$patternSeed":
+		return pure1(func(x []Value) Value {
+			var k int64
+			return patternSeed(x[0], &k)
+		})
+	case "$patternCSR":
+		return pure1(func(x []Value) Value {
+			off, cols := []int64{0}, []int64{}
+			patternRows(x[0], s, &off, &cols)
+			return TupleValue{intVec(off), intVec(cols)}
+		})
+	case "$union":
+		return pure1(func(x []Value) Value { return intVec(ksrt.SetUnion(ints(x[0]), ints(x[1]))) })
+	case "$colour":
+		return func(x []Value) (Value, error) {
+			var r struct {
+				Count   int64
+				Colours []int64
+			}
+			if err := ksrt.Catch(func() {
+				r = ksrt.Colour[struct {
+					Count   int64
+					Colours []int64
+				}]("", ints(x[0]), ints(x[1]), x[2].(int64), x[3].(bool))
+			}); err != nil {
+				return nil, fail(pos, "%s", err.Msg)
+			}
+			return TupleValue{r.Count, intVec(r.Colours)}, nil
+		}
 	case "$unflatten":
 		return func(x []Value) (Value, error) {
 			fs := x[0].(*Tensor).Elems

@@ -673,3 +673,63 @@ func unflatten(t Value, fs []Value, k *int) Value {
 	}
 	return t
 }
+
+// ints returns the elements of a Vec Integer.
+func ints(v Value) []int64 {
+	t := v.(*Tensor)
+	r := make([]int64, len(t.Elems))
+	for i, e := range t.Elems {
+		r[i] = e.(int64)
+	}
+	return r
+}
+
+// intVec returns the Vec Integer of xs.
+func intVec(xs []int64) *Tensor {
+	elems := make([]Value, len(xs))
+	for i, x := range xs {
+		elems[i] = x
+	}
+	return &Tensor{Shape: []int64{int64(len(xs))}, Elems: elems}
+}
+
+// patternSeed returns v's pattern as an argument ($patternSeed): each
+// Float replaced by the set of its flat position, from *k on.
+func patternSeed(v Value, k *int64) Value {
+	switch v := v.(type) {
+	case float64:
+		*k++
+		return intVec([]int64{*k - 1})
+	case TupleValue:
+		r := make(TupleValue, len(v))
+		for i, e := range v {
+			r[i] = patternSeed(e, k)
+		}
+		return r
+	case *Tensor:
+		r := &Tensor{Shape: v.Shape, Elems: make([]Value, len(v.Elems))}
+		for i, e := range v.Elems {
+			r.Elems[i] = patternSeed(e, k)
+		}
+		return r
+	}
+	return TupleValue{} // Integer, Bool, String: the unit pattern
+}
+
+// patternRows appends the sets of the pattern v of type t as CSR rows
+// ($patternCSR).
+func patternRows(v Value, t *types.Type, off, cols *[]int64) {
+	switch {
+	case t.Kind == types.Tensor && t.Rank == 1 && t.Elem.Kind == types.Integer:
+		*cols = append(*cols, ints(v)...)
+		*off = append(*off, int64(len(*cols)))
+	case t.Kind == types.Tuple:
+		for i, e := range v.(TupleValue) {
+			patternRows(e, t.Elems[i], off, cols)
+		}
+	case t.Kind == types.Tensor:
+		for _, e := range v.(*Tensor).Elems {
+			patternRows(e, t.Elem, off, cols)
+		}
+	}
+}

@@ -256,6 +256,10 @@ func (d *deriver) generate(f *ir.Func) {
 		d.shapeBody(f, base, p)
 	case "jac":
 		d.jacBody(f, base, p)
+	case "sparsejac":
+		d.sparsejacBody(f, base, p)
+	case "pattern":
+		d.patternBody(f, base, p)
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}
@@ -412,7 +416,8 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return f, nil
 	}
 	d.ensureBody(g)
-	if (g.Kind == ir.EdefFunc || g.Body == nil && !(d.opts.Nested && g.Kind == ir.DerivedFunc)) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
+	// The pattern of an edef is dense (patternBody): it needs no body.
+	if deriv != "pattern" && (g.Kind == ir.EdefFunc || g.Body == nil && !(d.opts.Nested && g.Kind == ir.DerivedFunc)) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
 		want := deriv
 		if want == "revacc" {
 			want = "rev"
@@ -592,6 +597,8 @@ func (d *deriver) closeApplies(f *ir.Func) {
 				switch e.Prim.Name {
 				case "lmApply":
 					m, deriv = e.Args[0], "fwd"
+				case "lmPattern":
+					m, deriv = e.Args[0], "pattern"
 				case "lmApplyR":
 					m, deriv = e.Args[1], "revacc"
 				default:

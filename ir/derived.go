@@ -13,9 +13,9 @@ import (
 // ([sufrevpass f] must be written [sufrevpass [f S]]).
 func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 	switch deriv {
-	case "D", "suffwdpass", "CL", "shape", "jac":
+	case "D", "suffwdpass", "CL", "shape", "jac", "sparsejac":
 		return arg, true
-	case "fwd", "fwdfull", "rev", "sufrev", "vrev":
+	case "fwd", "fwdfull", "rev", "sufrev", "vrev", "pattern":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
 			return arg.Elems[0], true
 		}
@@ -62,6 +62,16 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 		return s, t, ""
 	case "jac":
 		return s, types.TensorOf(2, types.FloatType), ""
+	case "sparsejac":
+		// CSR: row offsets, column indices, values.
+		vi := types.VecOf(types.IntegerType)
+		return s, types.TupleOf(vi, vi, types.VecOf(types.FloatType)), ""
+	case "pattern":
+		// Forward mode over sets of the argument's flat positions: the
+		// sparsity pattern of the Jacobian (types.Pattern).
+		ps, _ := types.Pattern(s)
+		pt, _ := types.Pattern(t)
+		return types.TupleOf(s, ps), pt, ""
 	case "shape":
 		sh, ok := types.Shape(t)
 		if !ok {

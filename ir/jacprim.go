@@ -2,14 +2,41 @@ package ir
 
 import "github.com/ksc-lang/ksc/types"
 
-// jacTable holds the primitives [jac f] is made of (derive/jac.go): a
-// value's Floats in flat order (language.md section 5: tuple fields in
-// order, tensor elements row-major) and back.
+// jacTable holds the primitives [jac f] and [sparsejac f] are made of
+// (derive/jac.go, derive/sparsejac.go): a value's Floats in flat order
+// (language.md section 5: tuple fields in order, tensor elements
+// row-major) and back, and the sets and colourings of sparsity patterns
+// (types.Pattern: a set is a Vec Integer in increasing order).
 var jacTable = []*Prim{
 	{Name: "$flatten", Arity: 1, Check: checkFlatten, Pure: true,
 		Doc: "($flatten x): the Floats of x in flat order, as a vector (other scalars are left out)"},
 	{Name: "$unflatten", Arity: 2, Check: checkUnflatten,
 		Doc: "($unflatten v t): t with its Floats replaced, in flat order, by v's elements; fails unless v has as many"},
+	{Name: "$patternSeed", Arity: 1, Check: checkPatternSeed, Pure: true,
+		Doc: "($patternSeed x): x's sparsity pattern as an argument: each Float replaced by the set of its own flat position"},
+	{Name: "$patternCSR", Arity: 1, Check: checkPatternCSR, Pure: true,
+		Doc: "($patternCSR p): the sets of the pattern p in flat order as CSR rows: (tuple offsets columns)"},
+	{Name: "$union", Sig: sig(tVI, tVI, tVI), Pure: true,
+		Doc: "($union a b): the union of two sets (increasing Vec Integers), increasing"},
+	{Name: "$colour", Sig: sig(types.TupleOf(tI, tVI), tVI, tVI, tI, tB),
+		Doc: "($colour offsets columns n byRows): a greedy colouring of the columns (of the rows if byRows) of the CSR pattern with n columns, no two sharing a row (a column) alike: (tuple colours colour-of-each); fails on a malformed pattern"},
+}
+
+var tVI = types.VecOf(types.IntegerType)
+
+func checkPatternSeed(p []*types.Type) (*types.Type, string) {
+	pt, ok := types.Pattern(p[0])
+	if !ok || !p[0].IsPlain() {
+		return nil, "$patternSeed: expected a value, not " + p[0].String()
+	}
+	return pt, ""
+}
+
+func checkPatternCSR(p []*types.Type) (*types.Type, string) {
+	if !p[0].IsPlain() {
+		return nil, "$patternCSR: expected a sparsity pattern, not " + p[0].String()
+	}
+	return types.TupleOf(tVI, tVI), ""
 }
 
 func checkFlatten(p []*types.Type) (*types.Type, string) {

@@ -51,6 +51,8 @@ var lmTable = []*Prim{
 		Doc: "(lmTranspose m): the transpose, (LM T S) for m : (LM S T)"},
 	{Name: "lmApply", Arity: 2, Check: checkLMApply, LM: true,
 		Doc: "(lmApply m dx): apply m : (LM S T) to a tangent of S"},
+	{Name: "lmPattern", Arity: 2, Check: checkLMPattern, LM: true,
+		Doc: "(lmPattern m ps): the sparsity pattern of m : (LM S T) applied to a pattern of S: each Float of T replaced by the union of the sets of the Floats of S it depends on (types.Pattern)"},
 	{Name: "lmApplyR", Arity: 2, Check: checkLMApplyR, LM: true,
 		Doc: "(lmApplyR dr m): reverse-apply m : (LM S T) to a cotangent of T"},
 
@@ -247,6 +249,19 @@ func checkLMApply(p []*types.Type) (*types.Type, string) {
 		return nil, fmt.Sprintf("lmApply: a map from %s applies to a tangent of type %s, not %s", s, ds, p[1])
 	}
 	return dt, ""
+}
+
+func checkLMPattern(p []*types.Type) (*types.Type, string) {
+	s, t, ok := lmParts(p[0])
+	if !ok {
+		return nil, "lmPattern: expected a linear map and a pattern, got " + describeParts(p)
+	}
+	ps, _ := types.Pattern(s)
+	pt, _ := types.Pattern(t)
+	if !p[1].Equal(ps) {
+		return nil, fmt.Sprintf("lmPattern: a map from %s applies to a pattern of type %s, not %s", s, ps, p[1])
+	}
+	return pt, ""
 }
 
 func checkLMApplyR(p []*types.Type) (*types.Type, string) {

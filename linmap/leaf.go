@@ -16,6 +16,9 @@ type sem struct {
 	// tapes holds, for an lmFold whose primal fold was computed from its
 	// tape (rev.splitFold), the tape: reverse-applying it reads that one.
 	tapes map[*ir.Call]ir.Expr
+	// pat says tangents are sparsity patterns (Pattern): sums are
+	// unions and scalings keep the set.
+	pat bool
 }
 
 // ap returns m applied to the tangent t, an atom (Figure 4).
@@ -37,6 +40,9 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 	case *ir.Call:
 		if c, g, ok := isDCall(m); ok {
 			fwd, err := s.res.Fwd(g)
+			if s.pat {
+				fwd, err = s.res.Pattern(g)
+			}
 			if err != nil {
 				panic(&Error{Pos: p, Msg: err.Error()})
 			}
@@ -49,16 +55,16 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 		a := m.Args
 		switch m.Prim.Name {
 		case "lmZero":
-			return ir.MkPrim(p, "ts_zero", a[1])
+			return s.zeroOf(p, a[1])
 		case "lmOne":
 			return t
 		case "lmScale":
-			return ir.MkPrim(p, "ts_scale", a[1], t)
+			return s.times(p, a[1], t)
 		case "lmCompose":
 			inner := b.atom(s.ap(a[1], t))
 			return b.wrap(s.ap(a[0], inner))
 		case "lmAdd":
-			return ir.MkPrim(p, "ts_add", s.ap(a[0], t), s.ap(a[1], t))
+			return s.plus(p, s.ap(a[0], t), s.ap(a[1], t))
 		case "lmVCat":
 			elems := make([]ir.Expr, len(a))
 			for i, l := range a {
@@ -78,11 +84,11 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 				if sum == nil {
 					sum = x
 				} else {
-					sum = ir.MkPrim(p, "ts_add", sum, x)
+					sum = s.plus(p, b.atom(sum), x)
 				}
 			}
 			if sum == nil {
-				return ir.MkPrim(p, "ts_zero", s.target(m))
+				return s.zeroOf(p, s.target(m))
 			}
 			return b.wrap(sum)
 		case "lmBuild":
@@ -92,24 +98,40 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 			lam := a[1].(*ir.Lam)
 			ti := s.ns.FreshVar(p, "ti", t.Type().Elem)
 			body := ir.MkLet(p, ti, ir.MkPrim(p, "index", ir.Ref(p, lam.Param), t), s.ap(lam.Body, ir.Ref(p, ti)))
-			return ir.MkPrim(p, "sumbuild", a[0], ir.MkLam(lam.P, lam.Param, body))
+			return s.sumOver(p, a[0], lam, body)
 		case "lmSumBuild":
 			lam := a[1].(*ir.Lam)
-			if out := sparseSum(p, a[0], lam, func(body ir.Expr) ir.Expr { return s.ap(body, t) }); out != nil {
+			if out := s.sparseSum(p, a[0], lam, func(body ir.Expr) ir.Expr { return s.ap(body, t) }); out != nil {
 				return out
 			}
-			return ir.MkPrim(p, "sumbuild", a[0], ir.MkLam(lam.P, lam.Param, s.ap(lam.Body, t)))
+			return s.sumOver(p, a[0], lam, s.ap(lam.Body, t))
 		case "lmIndex":
 			return ir.MkPrim(p, "index", a[0], t)
 		case "lmScatter":
+			if s.pat {
+				return s.patScatter(p, m.Type().To, a[0], a[1], t)
+			}
 			return scatter(p, a[0], ir.Int(p, 1), a[1], t, s.ns)
 		case "lmSum":
+			if s.pat {
+				i := s.ns.FreshVar(p, "i", types.IndexType(t.Type().Rank))
+				return s.patSum(p, ir.MkPrim(p, "size", t), i, ir.MkPrim(p, "index", ir.Ref(p, i), t))
+			}
 			return ir.MkPrim(p, "sum", t)
 		case "lmRow":
+			if s.pat {
+				return s.patAll(p, t)
+			}
 			return ir.MkPrim(p, "ts_dot", a[0], t)
 		case "lmCol":
+			if s.pat {
+				return s.patFill(p, a[0], t)
+			}
 			return ir.MkPrim(p, "ts_scale", t, a[0])
 		case "lmTranspose":
+			if s.pat {
+				fail(p, "ksc cannot find the sparsity pattern of a transposed map (%s) yet", ir.FormatExpr(m))
+			}
 			return s.apR(t, a[0])
 		}
 		fail(p, "%s cannot be applied to a tangent", m.Prim.Name)
@@ -418,7 +440,7 @@ func scatter(p ir.Pos, sh, n ir.Expr, j, x ir.Expr, ns *ir.Names) ir.Expr {
 // let-program ending in m to the code of its tangent. Summing one
 // scattered tensor per index would cost the tensor's size per index, and
 // fail on an empty range. It returns nil for any other map.
-func sparseSum(p ir.Pos, n ir.Expr, lam *ir.Lam, apply func(ir.Expr) ir.Expr) ir.Expr {
+func (s *sem) sparseSum(p ir.Pos, n ir.Expr, lam *ir.Lam, apply func(ir.Expr) ir.Expr) ir.Expr {
 	items, tail := ir.ChainItems(lam.Body)
 	c, ok := isLMCall(tail, "lmCompose")
 	if !ok {
@@ -429,6 +451,9 @@ func sparseSum(p ir.Pos, n ir.Expr, lam *ir.Lam, apply func(ir.Expr) ir.Expr) ir
 		return nil
 	}
 	titems, tt := ir.ChainItems(apply(ir.WrapChain(items, c.Args[1])))
+	if s.pat {
+		return s.patScatterSum(p, sc, n, lam.Param, titems, tt)
+	}
 	body := ir.WrapChain(titems, ir.MkTuple(p, sc.Args[1], tt))
 	return ir.MkPrim(p, "buildFromSparse", sc.Args[0], n, ir.MkLam(lam.P, lam.Param, body))
 }

@@ -103,7 +103,7 @@ func (f *fwd) withValue(m, primal ir.Expr) ir.Expr {
 // becomes one if whose branches compute their value and tangent together.
 // So neither a callee's primal code nor a branch's runs twice.
 func (f *fwd) fused(e *ir.Let) ir.Expr {
-	if e.Pattern || len(e.Vars) != 1 {
+	if e.Pattern || len(e.Vars) != 1 || f.pat {
 		return nil
 	}
 	l, ok := e.Body.(*ir.Let)
@@ -154,7 +154,7 @@ func (f *fwd) fused(e *ir.Let) ir.Expr {
 	default:
 		return nil
 	}
-	tx := f.ns.FreshVar(dx.P, "t"+dx.Name, convType(dx.T))
+	tx := f.ns.FreshVar(dx.P, "t"+dx.Name, f.convType(dx.T))
 	f.env[dx.Name] = ir.Ref(dx.P, tx)
 	f.ofs[dx.Name] = x
 	return b.wrap(&ir.Let{P: e.P, Vars: []*ir.Var{x, tx}, Pattern: true, Rhs: rhs, Body: f.conv(l.Body)})
@@ -216,15 +216,16 @@ func sameExprs(a, b []ir.Expr) bool {
 	return true
 }
 
-// convType maps a type holding linear maps to the type of their tangents.
-func convType(t *types.Type) *types.Type {
+// convType maps a type holding linear maps to the type of their tangents
+// (of their patterns in pattern mode).
+func (s *sem) convType(t *types.Type) *types.Type {
 	switch t.Kind {
 	case types.LM:
-		return tangent(t.To)
+		return s.tanType(t.To)
 	case types.Tuple:
 		elems := make([]*types.Type, len(t.Elems))
 		for i, e := range t.Elems {
-			elems[i] = convType(e)
+			elems[i] = s.convType(e)
 		}
 		return types.TupleOf(elems...)
 	}
@@ -259,7 +260,7 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 		rhs := f.conv(e.Rhs)
 		vars := make([]*ir.Var, len(e.Vars))
 		for i, v := range e.Vars {
-			vars[i] = f.ns.FreshVar(v.P, "t"+v.Name, convType(v.T))
+			vars[i] = f.ns.FreshVar(v.P, "t"+v.Name, f.convType(v.T))
 			f.env[v.Name] = ir.Ref(v.P, vars[i])
 			if e.Of != nil && len(e.Vars) == 1 {
 				f.ofs[v.Name] = e.Of
@@ -292,23 +293,22 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 			inner := b.atom(f.conv(a[1]))
 			return b.wrap(f.ap(a[0], inner))
 		case "lmAdd":
-			return ir.MkPrim(p, "ts_add", f.conv(a[0]), f.conv(a[1]))
+			return f.plus(p, f.conv(a[0]), f.conv(a[1]))
 		case "lmVCat":
 			elems := make([]ir.Expr, len(a))
 			for i, x := range a {
 				elems[i] = f.conv(x)
 			}
 			return ir.MkTuple(p, elems...)
-		case "lmBuild", "lmSumBuild":
+		case "lmBuild":
 			lam := a[1].(*ir.Lam)
-			op := "build"
-			if e.Prim.Name == "lmSumBuild" {
-				op = "sumbuild"
-				if out := sparseSum(p, a[0], lam, f.conv); out != nil {
-					return out
-				}
+			return ir.MkPrim(p, "build", a[0], ir.MkLam(lam.P, lam.Param, f.conv(lam.Body)))
+		case "lmSumBuild":
+			lam := a[1].(*ir.Lam)
+			if out := f.sparseSum(p, a[0], lam, f.conv); out != nil {
+				return out
 			}
-			return ir.MkPrim(p, op, a[0], ir.MkLam(lam.P, lam.Param, f.conv(lam.Body)))
+			return f.sumOver(p, a[0], lam, f.conv(lam.Body))
 		}
 	}
 	fail(p, "ksc cannot apply %s to a tangent here", ir.FormatExpr(e))

@@ -263,10 +263,12 @@ var Derivations = map[string]bool{
 	"CL":         true,
 	"shape":      true,
 	"jac":        true,  // the dense Jacobian
+	"sparsejac":  true,  // the Jacobian in CSR form
 	"revacc":     false, // internal: reverse mode into an accumulator
 	"revfull":    false, // internal: reverse mode returning the value too
 	"fwdfull":    false, // internal: forward mode returning the value too
 	"bogrev":     false, // internal: the reverse pass into an accumulator
+	"pattern":    false, // internal: forward mode over sets, for sparsejac
 }
 
 // reserved are the words that are never identifiers (language.md section 1).

@@ -497,3 +497,34 @@ func (t *Type) mangle(b *strings.Builder, limit int) {
 		}
 	}
 }
+
+// Pattern returns the sparsity type of t: its tangent type with each
+// Float replaced by a (Vec Integer), the set of the argument's Floats (by
+// their flat positions) that Float depends on, in increasing order. It is
+// the tangent type of [pattern f], from which [sparsejac f] takes its
+// sparsity pattern. ok is false where Tangent's is.
+func Pattern(t *Type) (pt *Type, ok bool) {
+	switch t.Kind {
+	case Float:
+		return VecOf(IntegerType), true
+	case Integer, Bool, String:
+		return Unit, true
+	case Tuple:
+		elems := make([]*Type, len(t.Elems))
+		for i, e := range t.Elems {
+			pe, ok := Pattern(e)
+			if !ok {
+				return nil, false
+			}
+			elems[i] = pe
+		}
+		return TupleOf(elems...), true
+	case Tensor:
+		pe, ok := Pattern(t.Elem)
+		if !ok {
+			return nil, false
+		}
+		return TensorOf(t.Rank, pe), true
+	}
+	return nil, false
+}

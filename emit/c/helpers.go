@@ -15,25 +15,32 @@ type helperGen func(e *emitter, t *types.Type, h *hb) (ret, params string)
 // the generators call helper, which reads the table.)
 func helperGens(kind string) helperGen {
 	return map[string]helperGen{
-		"print":    genPrint,    // void (T x): print in the format of section 6
-		"eq":       genEq,       // bool (T a, T b): structural equality
-		"copy":     genCopy,     // T (ctx, T x): a copy sharing no tensor memory with x
-		"addto":    genAddTo,    // void (ctx, pos, T *acc, T x): *acc += x in place
-		"zerolike": genZeroLike, // T (ctx, T x): zeros shaped like x
-		"zerotan":  genZeroTan,  // dT (ctx, T x): the zero tangent shaped like x
-		"shapeof":  genShapeOf,  // Sh(T) (ctx, T x): the shape of x
-		"zeros":    genZeros,    // T (ctx, pos, Sh(T) shape): zeros of a shape
-		"tsadd":    genTsAdd,    // T (ctx, pos, T x, dT dx)
-		"tsscale":  genTsScale,  // T (ctx, double k, T x)
-		"tsdot":    genTsDot,    // double (ctx, pos, T a, T b)
-		"tsneg":    genTsNeg,    // T (ctx, T x)
-		"dotdiff":  genDotDiff,  // double (ctx, pos, T a, T b, dT dt): ts_dot(a - b, dt)
-		"checkarg": genCheckArg, // void (ctx, pos, arg, T x): x from a host is well formed
-		"nfloats":  genNFloats,  // int64_t (T x): how many Floats x holds
-		"flatinto": genFlatInto, // void (T x, double *out, int64_t *k): x's Floats to out[*k...]
-		"flatten":  genFlatten,  // Vec Float (ctx, T x): x's Floats in flat order
-		"unflatat": genUnflatAt, // T (ctx, T t, const double *in, int64_t *k): t, Floats from in[*k...]
-		"unflat":   genUnflat,   // T (ctx, pos, Vec Float v, T t): t with v's elements as its Floats
+		"print":     genPrint,     // void (T x): print in the format of section 6
+		"eq":        genEq,        // bool (T a, T b): structural equality
+		"copy":      genCopy,      // T (ctx, T x): a copy sharing no tensor memory with x
+		"addto":     genAddTo,     // void (ctx, pos, T *acc, T x): *acc += x in place
+		"zerolike":  genZeroLike,  // T (ctx, T x): zeros shaped like x
+		"zerotan":   genZeroTan,   // dT (ctx, T x): the zero tangent shaped like x
+		"shapeof":   genShapeOf,   // Sh(T) (ctx, T x): the shape of x
+		"zeros":     genZeros,     // T (ctx, pos, Sh(T) shape): zeros of a shape
+		"tsadd":     genTsAdd,     // T (ctx, pos, T x, dT dx)
+		"tsscale":   genTsScale,   // T (ctx, double k, T x)
+		"tsdot":     genTsDot,     // double (ctx, pos, T a, T b)
+		"tsneg":     genTsNeg,     // T (ctx, T x)
+		"dotdiff":   genDotDiff,   // double (ctx, pos, T a, T b, dT dt): ts_dot(a - b, dt)
+		"checkarg":  genCheckArg,  // void (ctx, pos, arg, T x): x from a host is well formed
+		"nfloats":   genNFloats,   // int64_t (T x): how many Floats x holds
+		"flatinto":  genFlatInto,  // void (T x, double *out, int64_t *k): x's Floats to out[*k...]
+		"flatten":   genFlatten,   // Vec Float (ctx, T x): x's Floats in flat order
+		"unflatat":  genUnflatAt,  // T (ctx, T t, const double *in, int64_t *k): t, Floats from in[*k...]
+		"unflat":    genUnflat,    // T (ctx, pos, Vec Float v, T t): t with v's elements as its Floats
+		"patseedat": genPatSeedAt, // P(T) (ctx, T x, int64_t *k): the sets of x's Floats' positions from *k on
+		"patseed":   genPatSeed,   // P(T) (ctx, T x): $patternSeed
+		"patcount":  genPatCount,  // void (P p, int64_t *m, int64_t *nnz): count the sets and their elements
+		"patfill":   genPatFill,   // void (P p, int64_t *off, int64_t *cols, int64_t *i): write CSR rows from *i on
+		"patcsr":    genPatCSR,    // Tuple (Vec Integer) (Vec Integer) (ctx, P p): $patternCSR
+		"setunion":  genSetUnion,  // Vec Integer (ctx, Vec Integer a, Vec Integer b): $union
+		"colour":    genColour,    // Tuple Integer (Vec Integer) (ctx, pos, off, cols, n, by_rows): $colour
 	}[kind]
 }
 
@@ -650,4 +657,138 @@ func genUnflat(e *emitter, t *types.Type, h *hb) (string, string) {
 	h.line("int64_t k = 0;")
 	h.line("return %s(ctx, t, v.data, &k);", e.helper("unflatat", t))
 	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + e.ctype(types.VecOf(types.FloatType)) + " v, " + e.ctype(t) + " t"
+}
+
+// patternOf returns the pattern type of t (types.Pattern).
+func patternOf(t *types.Type) *types.Type {
+	pt, ok := types.Pattern(t)
+	if !ok {
+		panic(fmt.Sprintf("cemit: %s has no pattern type", t))
+	}
+	return pt
+}
+
+// isSet reports whether a pattern type is a set, a Float's.
+func isSet(t *types.Type) bool {
+	return t.Kind == types.Tensor && t.Rank == 1 && t.Elem.Kind == types.Integer
+}
+
+// genPatSeedAt returns x's pattern as an argument: each Float replaced by
+// the set of its flat position, from *k on, advancing *k.
+func genPatSeedAt(e *emitter, t *types.Type, h *hb) (string, string) {
+	pt := patternOf(t)
+	h.line("(void)ctx; (void)x; (void)k;")
+	switch t.Kind {
+	case types.Float:
+		h.line("%s r;", e.ctype(pt))
+		h.line("r.size = 1;")
+		h.line("r.data = ks_alloc_array(ctx, \"\", 1, sizeof *r.data);")
+		h.line("r.data[0] = (*k)++;")
+		h.line("return r;")
+	case types.Integer, types.Bool, types.String:
+		h.line("return (%s){0};", e.ctype(pt))
+	case types.Tuple:
+		h.line("%s r;", e.ctype(pt))
+		if len(t.Elems) == 0 {
+			h.line("r.unused = 0;")
+		}
+		for i, et := range t.Elems {
+			h.line("r.f%d = %s(ctx, x.f%d, k);", i, e.helper("patseedat", et), i)
+		}
+		h.line("return r;")
+	case types.Tensor:
+		newLike(e, h, pt, "r", "x")
+		h.forEach(count("x", t.Rank), func(i string) {
+			h.line("r.data[%s] = %s(ctx, x.data[%s], k);", i, e.helper("patseedat", t.Elem), i)
+		})
+		h.line("return r;")
+	}
+	return e.ctype(pt), "ks_ctx *ctx, " + e.ctype(t) + " x, int64_t *k"
+}
+
+// genPatSeed compiles $patternSeed for a value of type t.
+func genPatSeed(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("int64_t k = 0;")
+	h.line("return %s(ctx, x, &k);", e.helper("patseedat", t))
+	return e.ctype(patternOf(t)), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+// genPatCount adds to *m the number of sets of the pattern p (of type t)
+// and to *nnz the number of their elements.
+func genPatCount(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)p; (void)m; (void)nnz;")
+	switch {
+	case isSet(t):
+		h.line("(*m)++;")
+		h.line("*nnz += p.size;")
+	case t.Kind == types.Tuple:
+		for i, et := range t.Elems {
+			h.line("%s(p.f%d, m, nnz);", e.helper("patcount", et), i)
+		}
+	case t.Kind == types.Tensor:
+		h.forEach(count("p", t.Rank), func(i string) {
+			h.line("%s(p.data[%s], m, nnz);", e.helper("patcount", t.Elem), i)
+		})
+	}
+	return "void", e.ctype(t) + " p, int64_t *m, int64_t *nnz"
+}
+
+// genPatFill writes the sets of the pattern p (of type t) as CSR rows
+// from row *i on: row r's columns at cols[off[r]...], off[r+1] set.
+func genPatFill(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)p; (void)off; (void)cols; (void)i;")
+	switch {
+	case isSet(t):
+		h.line("int64_t at = off[*i];")
+		h.line("if (p.size > 0) memcpy(cols + at, p.data, (size_t)p.size * sizeof *cols);")
+		h.line("off[++*i] = at + p.size;")
+	case t.Kind == types.Tuple:
+		for k, et := range t.Elems {
+			h.line("%s(p.f%d, off, cols, i);", e.helper("patfill", et), k)
+		}
+	case t.Kind == types.Tensor:
+		h.forEach(count("p", t.Rank), func(k string) {
+			h.line("%s(p.data[%s], off, cols, i);", e.helper("patfill", t.Elem), k)
+		})
+	}
+	return "void", e.ctype(t) + " p, int64_t *off, int64_t *cols, int64_t *i"
+}
+
+// genPatCSR compiles $patternCSR for a pattern of type t.
+func genPatCSR(e *emitter, t *types.Type, h *hb) (string, string) {
+	vi := types.VecOf(types.IntegerType)
+	rt := types.TupleOf(vi, vi)
+	h.line("int64_t m = 0, nnz = 0, i = 0;")
+	h.line("%s(p, &m, &nnz);", e.helper("patcount", t))
+	h.line("%s r;", e.ctype(rt))
+	h.line("r.f0.size = m + 1;")
+	h.line("r.f0.data = ks_alloc_array(ctx, \"\", m + 1, sizeof *r.f0.data);")
+	h.line("r.f1.size = nnz;")
+	h.line("r.f1.data = ks_alloc_array(ctx, \"\", nnz, sizeof *r.f1.data);")
+	h.line("r.f0.data[0] = 0;")
+	h.line("%s(p, r.f0.data, r.f1.data, &i);", e.helper("patfill", t))
+	h.line("return r;")
+	return e.ctype(rt), "ks_ctx *ctx, " + e.ctype(t) + " p"
+}
+
+// genSetUnion compiles $union (t is Vec Integer).
+func genSetUnion(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("%s r;", e.ctype(t))
+	h.line("r.data = ks_alloc_array(ctx, \"\", a.size + b.size, sizeof *r.data);")
+	h.line("r.size = ks_set_union(a.data, a.size, b.data, b.size, r.data);")
+	h.line("return r;")
+	return e.ctype(t), "ks_ctx *ctx, " + e.ctype(t) + " a, " + e.ctype(t) + " b"
+}
+
+// genColour compiles $colour (t is its result, Tuple Integer (Vec Integer)).
+func genColour(e *emitter, t *types.Type, h *hb) (string, string) {
+	vi := e.ctype(t.Elems[1])
+	h.line("if (off.size < 1) ks_fail(ctx, pos, \"malformed sparsity pattern: no offsets\");")
+	h.line("int64_t m = off.size - 1;")
+	h.line("%s r;", e.ctype(t))
+	h.line("r.f1.size = by_rows ? m : n;")
+	h.line("r.f1.data = ks_alloc_array(ctx, pos, r.f1.size, sizeof *r.f1.data);")
+	h.line("r.f0 = ks_colour(ctx, pos, off.data, m, cols.data, cols.size, n, by_rows, r.f1.data);")
+	h.line("return r;")
+	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + vi + " off, " + vi + " cols, int64_t n, bool by_rows"
 }

@@ -91,6 +91,10 @@ func init() {
 		"$zerosOfShape":   (*fn).primZerosOfShape,
 		"$flatten":        (*fn).primFlatten,
 		"$unflatten":      (*fn).primUnflatten,
+		"$patternSeed":    (*fn).primPatternSeed,
+		"$patternCSR":     (*fn).primPatternCSR,
+		"$union":          (*fn).primUnion,
+		"$colour":         (*fn).primColour,
 		"ts_zero":         (*fn).primTsZero,
 		"$addTo":          (*fn).primAddTo,
 		"$addAt":          (*fn).primAddAt,
@@ -426,6 +430,26 @@ func (f *fn) primFlatten(c *primCall) string {
 // primUnflatten compiles $unflatten.
 func (f *fn) primUnflatten(c *primCall) string {
 	return f.temp(f.e.helper("unflat", c.e.T)+"(ctx, "+c.ps+", "+c.parts[0]+", "+c.parts[1]+")", c.e.T)
+}
+
+// primPatternSeed compiles $patternSeed.
+func (f *fn) primPatternSeed(c *primCall) string {
+	return f.temp(f.e.helper("patseed", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+}
+
+// primPatternCSR compiles $patternCSR.
+func (f *fn) primPatternCSR(c *primCall) string {
+	return f.temp(f.e.helper("patcsr", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+}
+
+// primUnion compiles $union.
+func (f *fn) primUnion(c *primCall) string {
+	return f.temp(f.e.helper("setunion", c.e.T)+"(ctx, "+c.parts[0]+", "+c.parts[1]+")", c.e.T)
+}
+
+// primColour compiles $colour.
+func (f *fn) primColour(c *primCall) string {
+	return f.temp(f.e.helper("colour", c.e.T)+"(ctx, "+c.ps+", "+strings.Join(c.parts, ", ")+")", c.e.T)
 }
 
 // primTsZero compiles ts_zero.

@@ -338,6 +338,10 @@ func init() {
 		"$flatten":        (*fn).primFlatten,
 		"$unflatten":      (*fn).primUnflatten,
 		"$zerosOfShape":   (*fn).primZerosOfShape,
+		"$patternSeed":    (*fn).primPatternSeed,
+		"$patternCSR":     (*fn).primPatternCSR,
+		"$union":          (*fn).primUnion,
+		"$colour":         (*fn).primColour,
 	}
 }
 
@@ -713,6 +717,30 @@ func (g *fn) primFlatten(c *primCall) val {
 // primUnflatten compiles $unflatten.
 func (g *fn) primUnflatten(c *primCall) val {
 	return g.temp(pureOf(g.e.rt("Unflatten").Call(pos(c.e.P), c.parts[0].code, c.parts[1].code)), c.e.T)
+}
+
+// primPatternSeed compiles $patternSeed.
+func (g *fn) primPatternSeed(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("PatternSeed").Types(g.e.gotype(c.e.T)).Call(c.parts[0].code)), c.e.T)
+}
+
+// primPatternCSR compiles $patternCSR.
+func (g *fn) primPatternCSR(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("PatternCSR").Types(g.e.gotype(c.e.T)).Call(c.parts[0].code)), c.e.T)
+}
+
+// primUnion compiles $union.
+func (g *fn) primUnion(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("SetUnion").Call(c.parts[0].code, c.parts[1].code)), c.e.T)
+}
+
+// primColour compiles $colour.
+func (g *fn) primColour(c *primCall) val {
+	args := []jen.Code{pos(c.e.P)}
+	for _, p := range c.parts {
+		args = append(args, p.code)
+	}
+	return g.temp(pureOf(g.e.rt("Colour").Types(g.e.gotype(c.e.T)).Call(args...)), c.e.T)
 }
 
 // primZerosOfShape compiles $zerosOfShape.

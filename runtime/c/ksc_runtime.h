@@ -560,6 +560,85 @@ static KS_UNUSED void ks_check_index_n(ks_ctx *ctx, const char *pos, int rank, c
   }
 }
 
+/* Sparsity patterns ([sparsejac f], language.md section 5). A set is an
+ * increasing array of integers. */
+
+/* ks_set_union writes the union of the sets a (na elements) and b (nb)
+ * to out, which has room for na + nb, and returns its size. */
+static KS_UNUSED int64_t ks_set_union(const int64_t *a, int64_t na, const int64_t *b, int64_t nb, int64_t *out) {
+  int64_t i = 0, j = 0, k = 0;
+  while (i < na && j < nb) {
+    if (a[i] < b[j]) {
+      out[k++] = a[i++];
+    } else if (b[j] < a[i]) {
+      out[k++] = b[j++];
+    } else {
+      out[k++] = a[i++];
+      j++;
+    }
+  }
+  while (i < na) out[k++] = a[i++];
+  while (j < nb) out[k++] = b[j++];
+  return k;
+}
+
+/* ks_colour colours greedily, in order, the columns (or, if by_rows, the
+ * rows) of the CSR pattern with m rows (offsets off[0..m]) and n columns
+ * (cols[0..off[m]-1]), so that no two columns sharing a row (no two rows
+ * sharing a column) have one colour. It writes each one's colour, from
+ * 0, to colour (n entries, or m) and returns the number of colours. A
+ * malformed pattern (offsets that decrease, a column out of range) is a
+ * runtime error. */
+static KS_UNUSED int64_t ks_colour(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, bool by_rows, int64_t *colour) {
+  if (m < 0 || n < 0 || (m > 0 ? off[0] != 0 || off[m] != nnz : nnz != 0)) ks_fail(ctx, pos, "malformed sparsity pattern");
+  for (int64_t i = 0; i < m; i++) {
+    if (off[i + 1] < off[i]) ks_fail(ctx, pos, "malformed sparsity pattern: offsets decrease at row %" PRId64, i);
+  }
+  for (int64_t k = 0; k < nnz; k++) {
+    if ((uint64_t)cols[k] >= (uint64_t)n) ks_fail(ctx, pos, "malformed sparsity pattern: column %" PRId64 " out of range for %" PRId64, cols[k], n);
+  }
+  /* The transpose: each column's rows. */
+  int64_t *cptr = ks_alloc_array(ctx, pos, n + 1, sizeof *cptr);
+  int64_t *rows = ks_alloc_array(ctx, pos, nnz, sizeof *rows);
+  for (int64_t j = 0; j <= n; j++) cptr[j] = 0;
+  for (int64_t k = 0; k < nnz; k++) cptr[cols[k] + 1]++;
+  for (int64_t j = 0; j < n; j++) cptr[j + 1] += cptr[j];
+  int64_t *fill = ks_alloc_array(ctx, pos, n + 1, sizeof *fill);
+  for (int64_t j = 0; j <= n; j++) fill[j] = cptr[j];
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t k = off[i]; k < off[i + 1]; k++) rows[fill[cols[k]]++] = i;
+  }
+  /* Colouring the rows is colouring the columns of the transpose. */
+  const int64_t *optr = off, *oidx = cols, *tptr = cptr, *tidx = rows;
+  int64_t count = n;
+  if (by_rows) {
+    optr = cptr;
+    oidx = rows;
+    tptr = off;
+    tidx = cols;
+    count = m;
+  }
+  /* seen[c] == v marks colour c as taken by a neighbour of v. */
+  int64_t *seen = ks_alloc_array(ctx, pos, count + 1, sizeof *seen);
+  for (int64_t c = 0; c <= count; c++) seen[c] = -1;
+  for (int64_t v = 0; v < count; v++) colour[v] = -1;
+  int64_t used = 0;
+  for (int64_t v = 0; v < count; v++) {
+    for (int64_t a = tptr[v]; a < tptr[v + 1]; a++) {
+      int64_t r = tidx[a];
+      for (int64_t b = optr[r]; b < optr[r + 1]; b++) {
+        int64_t w = oidx[b];
+        if (colour[w] >= 0) seen[colour[w]] = v;
+      }
+    }
+    int64_t c = 0;
+    while (seen[c] == v) c++;
+    colour[v] = c;
+    if (c + 1 > used) used = c + 1;
+  }
+  return used;
+}
+
 /* Printing, in the formats of language.md section 6. */
 static KS_UNUSED void ks_print_f64(double x) {
   if (isnan(x)) {

@@ -1,0 +1,339 @@
+package linmap
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// Pattern returns the sparsity pattern of m, a linear map (LM S T) that
+// may be a let-program, applied to ps, a pattern of S (types.Pattern):
+// an expression of the pattern type of T in which each Float's set is the
+// union of the sets of the Floats of S it depends on. It is forward
+// application (Forward) over the semiring of sets: a map's scalars become
+// "depends", sums become unions, zero maps empty sets; a call of [D g]
+// becomes a call of [pattern g]. A structural zero of the map (lmZero, a
+// field an lmHCat does not read, an index a build does not touch) adds
+// nothing, so the pattern is that of the map, not of its values: a
+// multiplication by a value that happens to be zero still depends.
+func Pattern(m, ps ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
+	defer catch(&err)
+	f := &fwd{sem: sem{ns: ns, res: res, pat: true}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}, used: usedVars(m)}
+	b := &binder{ns: ns}
+	f.t = b.atom(ps)
+	return b.wrap(f.conv(m)), nil
+}
+
+// tanType returns the type of the tangents of values of type t: the
+// tangent type, or the pattern type in pattern mode.
+func (s *sem) tanType(t *types.Type) *types.Type {
+	if s.pat {
+		pt, ok := types.Pattern(t)
+		if !ok {
+			fail(ir.Pos{}, "internal: %s has no pattern type", t)
+		}
+		return pt
+	}
+	return tangent(t)
+}
+
+// zeroOf returns the zero tangent of values like ex.
+func (s *sem) zeroOf(p ir.Pos, ex ir.Expr) ir.Expr {
+	if s.pat {
+		return s.patEmpty(p, ex)
+	}
+	return ir.MkPrim(p, "ts_zero", ex)
+}
+
+// plus returns the sum of two tangents.
+func (s *sem) plus(p ir.Pos, a, b ir.Expr) ir.Expr {
+	if s.pat {
+		return s.patUnion(p, a, b)
+	}
+	return ir.MkPrim(p, "ts_add", a, b)
+}
+
+// times returns the tangent t scaled by the Float k.
+func (s *sem) times(p ir.Pos, k, t ir.Expr) ir.Expr {
+	if s.pat {
+		return t
+	}
+	return ir.MkPrim(p, "ts_scale", k, t)
+}
+
+// sumOver returns the sum of lam's tangents over the index range n.
+func (s *sem) sumOver(p ir.Pos, n ir.Expr, lam *ir.Lam, body ir.Expr) ir.Expr {
+	if s.pat {
+		return s.patSum(p, n, lam.Param, body)
+	}
+	return ir.MkPrim(p, "sumbuild", n, ir.MkLam(lam.P, lam.Param, body))
+}
+
+// emptySet is the empty (Vec Integer).
+func (s *sem) emptySet(p ir.Pos) ir.Expr {
+	i := s.ns.FreshVar(p, "i", types.IntegerType)
+	return ir.MkPrim(p, "build", ir.Int(p, 0), ir.MkLam(p, i, ir.Ref(p, i)))
+}
+
+// isSet reports whether a pattern type is a set (the pattern of a Float).
+func isSet(t *types.Type) bool {
+	return t.Kind == types.Tensor && t.Rank == 1 && t.Elem.Kind == types.Integer
+}
+
+// patEmpty returns the pattern of no dependence shaped like the value ex.
+func (s *sem) patEmpty(p ir.Pos, ex ir.Expr) ir.Expr {
+	t := ex.Type()
+	switch t.Kind {
+	case types.Float:
+		return s.emptySet(p)
+	case types.Tuple:
+		b := &binder{ns: s.ns}
+		x := b.atom(ex)
+		elems := make([]ir.Expr, len(t.Elems))
+		for i := range elems {
+			elems[i] = s.patEmpty(p, ir.MkGet(p, i+1, x))
+		}
+		return b.wrap(ir.MkTuple(p, elems...))
+	case types.Tensor:
+		b := &binder{ns: s.ns}
+		x := b.atom(ex)
+		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
+		elem := s.patEmpty(p, ir.MkPrim(p, "index", ir.Ref(p, i), x))
+		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, elem)))
+	}
+	return ir.MkTuple(p) // Integer, Bool, String: the unit pattern
+}
+
+// patUnion returns the element-wise union of two patterns of one shape.
+func (s *sem) patUnion(p ir.Pos, ea, eb ir.Expr) ir.Expr {
+	t := ea.Type()
+	switch {
+	case isSet(t):
+		return ir.MkPrim(p, "$union", ea, eb)
+	case t.Kind == types.Tuple:
+		if len(t.Elems) == 0 {
+			return ir.MkTuple(p)
+		}
+		b := &binder{ns: s.ns}
+		x, y := b.atom(ea), b.atom(eb)
+		elems := make([]ir.Expr, len(t.Elems))
+		for i := range elems {
+			elems[i] = s.patUnion(p, ir.MkGet(p, i+1, x), ir.MkGet(p, i+1, y))
+		}
+		return b.wrap(ir.MkTuple(p, elems...))
+	case t.Kind == types.Tensor:
+		b := &binder{ns: s.ns}
+		x, y := b.atom(ea), b.atom(eb)
+		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
+		at := func(v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", ir.Ref(p, i), v) }
+		build := ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, s.patUnion(p, at(x), at(y))))
+		same := ir.MkPrim(p, "eq", ir.MkPrim(p, "size", x), ir.MkPrim(p, "size", y))
+		return b.wrap(&ir.Assert{P: p, Cond: same, Body: build, Msg: "size mismatch"})
+	}
+	fail(p, "internal: %s is not a sparsity pattern", t)
+	return nil
+}
+
+// patFill returns the pattern shaped like the value ex whose every set is
+// set: the map (lmCol ex) applied to set.
+func (s *sem) patFill(p ir.Pos, ex, set ir.Expr) ir.Expr {
+	t := ex.Type()
+	switch t.Kind {
+	case types.Float:
+		return set
+	case types.Tuple:
+		b := &binder{ns: s.ns}
+		x, st := b.atom(ex), b.atom(set)
+		elems := make([]ir.Expr, len(t.Elems))
+		for i := range elems {
+			elems[i] = s.patFill(p, ir.MkGet(p, i+1, x), st)
+		}
+		return b.wrap(ir.MkTuple(p, elems...))
+	case types.Tensor:
+		b := &binder{ns: s.ns}
+		x, st := b.atom(ex), b.atom(set)
+		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
+		elem := s.patFill(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), st)
+		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, elem)))
+	}
+	return ir.MkTuple(p)
+}
+
+// patAll returns the union of all the sets of the pattern e: the map
+// (lmRow a) applied to it.
+func (s *sem) patAll(p ir.Pos, e ir.Expr) ir.Expr {
+	t := e.Type()
+	switch {
+	case isSet(t):
+		return e
+	case t.Kind == types.Tuple:
+		b := &binder{ns: s.ns}
+		x := b.atom(e)
+		var all ir.Expr
+		for i := range t.Elems {
+			part := s.patAll(p, ir.MkGet(p, i+1, x))
+			if all == nil {
+				all = part
+			} else {
+				all = ir.MkPrim(p, "$union", b.atom(all), part)
+			}
+		}
+		if all == nil {
+			return s.emptySet(p)
+		}
+		return b.wrap(all)
+	case t.Kind == types.Tensor:
+		b := &binder{ns: s.ns}
+		x := b.atom(e)
+		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
+		return b.wrap(s.unionLoop(p, ir.MkPrim(p, "size", x), i, s.emptySet(p),
+			s.patAll(p, ir.MkPrim(p, "index", ir.Ref(p, i), x)), 0))
+	}
+	fail(p, "internal: %s is not a sparsity pattern", t)
+	return nil
+}
+
+// patSum returns the union over the index range n (an Integer or a tuple
+// of them) of body, a pattern that reads the index i. An empty range is
+// the error it is for sumbuild, unless the pattern's type says what no
+// dependence looks like without a value to shape it.
+func (s *sem) patSum(p ir.Pos, n ir.Expr, i *ir.Var, body ir.Expr) ir.Expr {
+	if empty := s.emptyOfType(p, body.Type()); empty != nil {
+		return s.unionLoop(p, n, i, empty, body, 0)
+	}
+	b := &binder{ns: s.ns}
+	nv := b.atom(n)
+	first := ir.FreshBinders(ir.MkLet(p, i, s.firstIndex(p, i.T), ir.Copy(body, p)), s.ns)
+	rest := s.unionLoop(p, nv, i, first, body, 1)
+	return b.wrap(&ir.Assert{P: p, Cond: s.nonEmpty(p, nv), Body: rest, Msg: "sumbuild over an empty range"})
+}
+
+// emptyOfType returns the pattern of no dependence of type t, or nil if a
+// value of t can hold a tensor, whose size only a value says.
+func (s *sem) emptyOfType(p ir.Pos, t *types.Type) ir.Expr {
+	switch {
+	case isSet(t):
+		return s.emptySet(p)
+	case t.Kind == types.Tuple:
+		elems := make([]ir.Expr, len(t.Elems))
+		for k, e := range t.Elems {
+			if elems[k] = s.emptyOfType(p, e); elems[k] == nil {
+				return nil
+			}
+		}
+		return ir.MkTuple(p, elems...)
+	}
+	return nil
+}
+
+// firstIndex is the first index of a range of index type t.
+func (s *sem) firstIndex(p ir.Pos, t *types.Type) ir.Expr {
+	if t.Kind == types.Integer {
+		return ir.Int(p, 0)
+	}
+	zeros := make([]ir.Expr, len(t.Elems))
+	for k := range zeros {
+		zeros[k] = ir.Int(p, 0)
+	}
+	return ir.MkTuple(p, zeros...)
+}
+
+// count returns the number of indices in the range n, an atom.
+func (s *sem) count(p ir.Pos, n ir.Expr) ir.Expr {
+	if n.Type().Kind == types.Integer {
+		return n
+	}
+	c := ir.Expr(ir.MkGet(p, 1, n))
+	for k := 2; k <= len(n.Type().Elems); k++ {
+		c = ir.MkPrim(p, "mul", c, ir.MkGet(p, k, n))
+	}
+	return c
+}
+
+// nonEmpty is the condition that the range n, an atom, is not empty.
+func (s *sem) nonEmpty(p ir.Pos, n ir.Expr) ir.Expr {
+	return ir.MkPrim(p, "gt", s.count(p, n), ir.Int(p, 0))
+}
+
+// unionLoop returns init united with body at each index i of the range
+// n from the flat position from on: a loop ($ifold) over the flat
+// positions, the index of a range of tensors (a tuple) taken from the
+// flat one row-major.
+func (s *sem) unionLoop(p ir.Pos, n ir.Expr, i *ir.Var, init, body ir.Expr, from int64) ir.Expr {
+	b := &binder{ns: s.ns}
+	nv := b.atom(n)
+	st := s.ns.FreshVar(p, "st", init.Type())
+	q := s.ns.FreshVar(p, "q", types.IntegerType)
+	sq := s.ns.FreshVar(p, "st_q", types.TupleOf(init.Type(), types.IntegerType))
+	count := s.count(p, nv)
+	flat := ir.Expr(ir.Ref(p, q))
+	if from != 0 {
+		count = ir.MkPrim(p, "sub", count, ir.Int(p, from))
+		flat = ir.MkPrim(p, "add", flat, ir.Int(p, from))
+	}
+	lets := &binder{ns: s.ns}
+	var idx ir.Expr = flat
+	if nt := nv.Type(); nt.Kind == types.Tuple {
+		// Row-major: the last index varies fastest.
+		parts := make([]ir.Expr, len(nt.Elems))
+		rest := lets.atom(flat)
+		for k := len(parts) - 1; k >= 0; k-- {
+			size := ir.MkGet(p, k+1, nv)
+			quo := lets.atom(ir.MkPrim(p, "div", rest, size))
+			parts[k] = lets.atom(ir.MkPrim(p, "sub", rest, ir.MkPrim(p, "mul", quo, ir.Copy(size, p))))
+			rest = quo
+		}
+		idx = ir.MkTuple(p, parts...)
+	}
+	withIndex := lets.wrap(ir.MkLet(p, i, idx, s.patUnion(p, ir.Ref(p, st), body)))
+	step := &ir.Let{P: p, Vars: []*ir.Var{st, q}, Pattern: true, Rhs: ir.Ref(p, sq), Body: withIndex}
+	return b.wrap(ir.MkPrim(p, "$ifold", count, init, ir.MkLam(p, sq, step)))
+}
+
+// patScatter returns the pattern of the map (lmScatter sh j ex), whose
+// target has type tt, applied to the pattern t: the tensor of shape sh
+// with t at j and no dependence elsewhere.
+func (s *sem) patScatter(p ir.Pos, tt *types.Type, sh, j, t ir.Expr) ir.Expr {
+	b := &binder{ns: s.ns}
+	empty := b.atom(s.emptyOfShape(p, tt, sh))
+	return b.wrap(ir.MkPrim(p, "$setAt", empty, j, t))
+}
+
+// emptyOfShape returns the pattern of no dependence of the tensors of
+// type tt and shape sh.
+func (s *sem) emptyOfShape(p ir.Pos, tt *types.Type, sh ir.Expr) ir.Expr {
+	return s.patEmpty(p, ir.MkPrim(p, "$zerosOfShape", sh, &ir.Dummy{P: p, T: tt}))
+}
+
+// patScatterSum returns the pattern of buildFromSparse's map, the sum
+// over the indices i < n of scatters (sc, to tensors of type tt) of the
+// patterns pt, computed after the lets items: a loop uniting each into
+// its element of a tensor of empty sets, so the work is that of the
+// entries, not of the entries times the tensor. It returns nil for a
+// range of tensor indices.
+func (s *sem) patScatterSum(p ir.Pos, sc *ir.Call, n ir.Expr, i *ir.Var, items []ir.Expr, pt ir.Expr) ir.Expr {
+	if n.Type().Kind != types.Integer {
+		return nil
+	}
+	init := s.emptyOfShape(p, sc.Type().To, sc.Args[0])
+	st := s.ns.FreshVar(p, "st", init.Type())
+	q := s.ns.FreshVar(p, "q", types.IntegerType)
+	sq := s.ns.FreshVar(p, "st_q", types.TupleOf(init.Type(), types.IntegerType))
+	b := &binder{ns: s.ns}
+	j := b.atom(sc.Args[1])
+	old := b.atom(ir.MkPrim(p, "index", j, ir.Ref(p, st)))
+	set := b.wrap(ir.MkPrim(p, "$setAt", ir.Ref(p, st), j, s.patUnion(p, old, pt)))
+	step := &ir.Let{P: p, Vars: []*ir.Var{st, q}, Pattern: true, Rhs: ir.Ref(p, sq),
+		Body: ir.MkLet(p, i, ir.Ref(p, q), ir.WrapChain(items, set))}
+	return ir.MkPrim(p, "$ifold", n, init, ir.MkLam(p, sq, step))
+}
+
+// DensePattern returns the pattern of a function whose derivative ksc
+// cannot see (an edef, or a def with a hand-written [fwd g]) at a value
+// of its argument whose pattern is ps: every Float of its result value
+// depends on every Float the argument depends on.
+func DensePattern(value, ps ir.Expr, ns *ir.Names) ir.Expr {
+	s := &sem{ns: ns, pat: true}
+	b := &binder{ns: ns}
+	all := b.atom(s.patAll(value.Pos(), ps))
+	return b.wrap(s.patFill(value.Pos(), value, all))
+}

@@ -1,0 +1,167 @@
+package ksrt
+
+import "reflect"
+
+// Sparsity patterns ([sparsejac f], language.md section 5): a set is an
+// increasing []int64; the pattern of a value has its shape with each
+// Float replaced by a set.
+
+var setType = reflect.TypeFor[[]int64]()
+
+// PatternSeed is $patternSeed: x's pattern as an argument, each Float
+// replaced by the set of its own flat position.
+func PatternSeed[T any](x any) T {
+	var k int64
+	return patternSeed(reflect.ValueOf(x), reflect.TypeFor[T](), &k).Interface().(T)
+}
+
+func patternSeed(x reflect.Value, t reflect.Type, k *int64) reflect.Value {
+	switch {
+	case x.Kind() == reflect.Float64:
+		*k++
+		return reflect.ValueOf([]int64{*k - 1})
+	case x.Kind() == reflect.Slice:
+		r := reflect.MakeSlice(t, x.Len(), x.Len())
+		for i := 0; i < x.Len(); i++ {
+			r.Index(i).Set(patternSeed(x.Index(i), t.Elem(), k))
+		}
+		return r
+	case isTensorType(x.Type()):
+		r := reflect.New(t).Elem()
+		r.Field(0).Set(reflect.ValueOf(append([]int64(nil), tensorShape(x)...)))
+		xd := x.Field(1)
+		data := reflect.MakeSlice(t.Field(1).Type, xd.Len(), xd.Len())
+		for i := 0; i < xd.Len(); i++ {
+			data.Index(i).Set(patternSeed(xd.Index(i), t.Field(1).Type.Elem(), k))
+		}
+		r.Field(1).Set(data)
+		return r
+	case x.Kind() == reflect.Struct:
+		r := reflect.New(t).Elem()
+		for i := 0; i < x.NumField(); i++ {
+			r.Field(i).Set(patternSeed(x.Field(i), t.Field(i).Type, k))
+		}
+		return r
+	}
+	return reflect.Zero(t) // Integer, Bool, String: the unit pattern
+}
+
+// PatternCSR is $patternCSR: the sets of the pattern p in flat order as
+// CSR rows, the tuple (offsets, columns) of type T.
+func PatternCSR[T any](p any) T {
+	off := []int64{0}
+	cols := []int64{}
+	patternRows(reflect.ValueOf(p), &off, &cols)
+	r := reflect.New(reflect.TypeFor[T]()).Elem()
+	r.Field(0).Set(reflect.ValueOf(off))
+	r.Field(1).Set(reflect.ValueOf(cols))
+	return r.Interface().(T)
+}
+
+func patternRows(p reflect.Value, off, cols *[]int64) {
+	switch {
+	case p.Type() == setType:
+		*cols = append(*cols, p.Interface().([]int64)...)
+		*off = append(*off, int64(len(*cols)))
+	case isTensor(p):
+		pe := elems(p)
+		for i := 0; i < pe.Len(); i++ {
+			patternRows(pe.Index(i), off, cols)
+		}
+	case p.Kind() == reflect.Struct:
+		for i := 0; i < p.NumField(); i++ {
+			patternRows(p.Field(i), off, cols)
+		}
+	}
+}
+
+// SetUnion is $union: the union of two sets.
+func SetUnion(a, b []int64) []int64 {
+	r := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			r = append(r, a[i])
+			i++
+		case b[j] < a[i]:
+			r = append(r, b[j])
+			j++
+		default:
+			r = append(r, a[i])
+			i++
+			j++
+		}
+	}
+	r = append(r, a[i:]...)
+	return append(r, b[j:]...)
+}
+
+// Colour is $colour: a greedy colouring, in order, of the columns (or,
+// if byRows, the rows) of the CSR pattern (off, cols) with n columns, no
+// two sharing a row (a column) alike; the tuple (number of colours,
+// colour of each) of type T. A malformed pattern is a runtime error.
+func Colour[T any](pos string, off, cols []int64, n int64, byRows bool) T {
+	m := int64(len(off)) - 1
+	nnz := int64(len(cols))
+	if m < 0 || n < 0 || off[0] != 0 || off[m] != nnz {
+		Fail(pos, "malformed sparsity pattern")
+	}
+	for i := int64(0); i < m; i++ {
+		if off[i+1] < off[i] {
+			Fail(pos, "malformed sparsity pattern: offsets decrease at row %d", i)
+		}
+	}
+	for _, c := range cols {
+		if uint64(c) >= uint64(n) {
+			Fail(pos, "malformed sparsity pattern: column %d out of range for %d", c, n)
+		}
+	}
+	// The transpose: each column's rows.
+	cptr := make([]int64, n+1)
+	for _, c := range cols {
+		cptr[c+1]++
+	}
+	for j := int64(0); j < n; j++ {
+		cptr[j+1] += cptr[j]
+	}
+	rows := make([]int64, nnz)
+	fill := append([]int64(nil), cptr...)
+	for i := int64(0); i < m; i++ {
+		for k := off[i]; k < off[i+1]; k++ {
+			rows[fill[cols[k]]] = i
+			fill[cols[k]]++
+		}
+	}
+	// Colouring the rows is colouring the columns of the transpose.
+	optr, oidx, tptr, tidx, count := off, cols, cptr, rows, n
+	if byRows {
+		optr, oidx, tptr, tidx, count = cptr, rows, off, cols, m
+	}
+	colour := make([]int64, count)
+	seen := make([]int64, count+1) // seen[c] == v+1: c is a neighbour's of v
+	used := int64(0)
+	for v := int64(0); v < count; v++ {
+		colour[v] = -1
+	}
+	for v := int64(0); v < count; v++ {
+		for a := tptr[v]; a < tptr[v+1]; a++ {
+			r := tidx[a]
+			for b := optr[r]; b < optr[r+1]; b++ {
+				if w := oidx[b]; colour[w] >= 0 {
+					seen[colour[w]] = v + 1
+				}
+			}
+		}
+		c := int64(0)
+		for seen[c] == v+1 {
+			c++
+		}
+		colour[v] = c
+		used = max(used, c+1)
+	}
+	r := reflect.New(reflect.TypeFor[T]()).Elem()
+	r.Field(0).SetInt(used)
+	r.Field(1).Set(reflect.ValueOf(colour))
+	return r.Interface().(T)
+}
