@@ -16,7 +16,7 @@ import (
 func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 	x, px := d.params(f, "x", "px")
 	if hand := d.lookup("fwd", base); base.Kind == ir.EdefFunc || base.Body == nil || hand != nil && hand.Kind != ir.DerivedFunc {
-		f.Body = linmap.DensePattern(ir.CallFunc(p, base, x), px, d.ns)
+		f.Body = linmap.DensePattern(p, base.Result, func() ir.Expr { return ir.CallFunc(p, base, x) }, px, d.ns)
 		return
 	}
 	dg, err := d.jacobianOf(base, p)

@@ -328,12 +328,33 @@ func (s *sem) patScatterSum(p ir.Pos, sc *ir.Call, n ir.Expr, i *ir.Var, items [
 }
 
 // DensePattern returns the pattern of a function whose derivative ksc
-// cannot see (an edef, or a def with a hand-written [fwd g]) at a value
-// of its argument whose pattern is ps: every Float of its result value
-// depends on every Float the argument depends on.
-func DensePattern(value, ps ir.Expr, ns *ir.Names) ir.Expr {
+// cannot see (an edef, or a def with a hand-written [fwd g]) at an
+// argument whose pattern is ps: every Float of its result, of type t,
+// depends on every Float the argument depends on. value computes the
+// result, which gives the sizes of its tensors; it is not called for a
+// type without tensors.
+func DensePattern(p ir.Pos, t *types.Type, value func() ir.Expr, ps ir.Expr, ns *ir.Names) ir.Expr {
 	s := &sem{ns: ns, pat: true}
 	b := &binder{ns: ns}
-	all := b.atom(s.patAll(value.Pos(), ps))
-	return b.wrap(s.patFill(value.Pos(), value, all))
+	all := b.atom(s.patAll(p, ps))
+	if t.IsUniform() {
+		return b.wrap(s.patFillType(p, t, all))
+	}
+	return b.wrap(s.patFill(p, value(), all))
+}
+
+// patFillType is patFill for a type without tensors, which needs no
+// value to shape it.
+func (s *sem) patFillType(p ir.Pos, t *types.Type, set ir.Expr) ir.Expr {
+	switch t.Kind {
+	case types.Float:
+		return set
+	case types.Tuple:
+		elems := make([]ir.Expr, len(t.Elems))
+		for i, e := range t.Elems {
+			elems[i] = s.patFillType(p, e, set)
+		}
+		return ir.MkTuple(p, elems...)
+	}
+	return ir.MkTuple(p)
 }

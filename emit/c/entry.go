@@ -126,7 +126,7 @@ func (e *emitter) derivedEntry(f *ir.Func, deriv string) (entry, bool) {
 		if !pair(f.Arg) {
 			return en, false
 		}
-	case "jac":
+	case "jac", "sparsejac":
 		if !f.Arg.Equal(s) {
 			return en, false
 		}
@@ -169,7 +169,7 @@ func (e *emitter) derivedEntry(f *ir.Func, deriv string) (entry, bool) {
 		en.params = []slot{{name: "dout", t: dt, role: "cotangent"}, {name: "bog", t: b, role: "bog"}}
 		en.args = []string{"dout", "bog"}
 		grads(resultVar, nil)
-	case "jac":
+	case "jac", "sparsejac":
 		args()
 		en.args = append([]string(nil), names...)
 		en.outs = []slot{{name: "out", t: f.Result, role: "value"}}

@@ -67,6 +67,15 @@ int main(void) {
   for (int k = 0; k < 16; k++) CHECK(fabs(J.data[k] - want[k]) < 1e-15);
   model_vec_f64 nullv = {2, NULL};
   CHECK(model_jac_scale(ctx, 2.0, nullv, &J) == model_ERR_RUNTIME);
+
+  /* The same Jacobian in CSR form: row offsets, columns, values. */
+  model_tup3_vec_i64_vec_i64_vec_f64 S;
+  CHECK(model_sparsejac_scale(ctx, 2.0, v, &S) == model_OK);
+  static const int64_t soff[5] = {0, 2, 4, 6, 9}, scol[9] = {0, 1, 0, 2, 0, 3, 1, 2, 3};
+  CHECK(S.f0.size == 5 && S.f1.size == 9 && S.f2.size == 9);
+  for (int k = 0; k < 5; k++) CHECK(S.f0.data[k] == soff[k]);
+  for (int k = 0; k < 9; k++) CHECK(S.f1.data[k] == scol[k] && fabs(S.f2.data[k] - want[4 * (k < 2 ? 0 : k < 4 ? 1 : k < 6 ? 2 : 3) + scol[k]]) < 1e-15);
+  CHECK(model_sparsejac_scale(ctx, 2.0, nullv, &S) == model_ERR_RUNTIME);
   CHECK(data[0] == 1.0 && data[2] == 2.0); /* inputs are not modified */
 
   double r0[2] = {1, 2}, r1[1] = {5};

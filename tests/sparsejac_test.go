@@ -1,0 +1,256 @@
+package tests
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+)
+
+// sparseCases are functions whose Jacobians are sparse, with the exact
+// pattern ksc must find from the map's structure (want: each row's
+// columns). The pattern of a gather depends on Integers known only at
+// run time; a field a function never reads, an index a build never
+// touches and an Integer argument have no entry; a fold, a recursion and
+// an if go through.
+var sparseCases = []struct {
+	name, defs, f, argType, arg string
+	want                        [][]int
+}{
+	{"diagonal", `(def f (Vec Float) ((v : Vec Float)) (build (size v) (lam (i : Integer) (mul (index i v) (exp (index i v))))))`,
+		"f", "Vec Float", "(build 4 (lam (i : Integer) (mul 0.3 (to_float i))))",
+		[][]int{{0}, {1}, {2}, {3}}},
+	{"stencil", `(def f (Vec Float) ((v : Vec Float))
+  (let (n (size v))
+    (build n (lam (i : Integer)
+      (let (l (if (gt i 0) (index (sub i 1) v) 0.0))
+        (let (r (if (lt (add i 1) n) (index (add i 1) v) 0.0))
+          (add (mul l (index i v)) (sin r))))))))`,
+		"f", "Vec Float", "(build 5 (lam (i : Integer) (add 0.5 (to_float i))))",
+		[][]int{{0, 1}, {0, 1, 2}, {1, 2, 3}, {2, 3, 4}, {3, 4}}},
+	{"gather", `(def f (Vec Float) ((cams : Vec Float) (pts : Vec Float) (obs : Vec (Tuple Integer Integer)))
+  (build (size obs) (lam (k : Integer)
+    (let ((c p) (index k obs))
+      (mul (index c cams) (cos (index p pts)))))))`,
+		"f", "Tuple (Vec Float) (Vec Float) (Vec (Tuple Integer Integer))",
+		"(tuple (Vec_init 1.0 2.0) (Vec_init 0.1 0.2 0.3) (Vec_init (tuple 1 0) (tuple 0 2) (tuple 1 2) (tuple 0 0)))",
+		[][]int{{1, 2}, {0, 4}, {1, 4}, {0, 2}}},
+	{"unread field", `(def f (Tuple Float Float) ((a : Float) (b : Float) (k : Integer))
+  (tuple (mul a (to_float k)) (sin a)))`,
+		"f", "Tuple Float Float Integer", "(tuple 0.3 0.7 2)",
+		[][]int{{0}, {0}}},
+	{"fold", `(def f (Vec Float) ((v : Vec Float) (x : Float))
+  (build 2 (lam (j : Integer)
+    (if (eq j 0)
+      (fold (lam (acc_a : Tuple Float Float) (let ((acc a) acc_a) (add (mul acc x) (sin a)))) 1.0 v)
+      (mul x x)))))`,
+		"f", "Tuple (Vec Float) Float", "(tuple (build 3 (lam (i : Integer) (to_float i))) 0.9)",
+		[][]int{{0, 1, 2, 3}, {3}}},
+	{"recursion", `(def g Float ((v : Vec Float) (i : Integer) (acc : Float))
+  (if (eq i (size v)) acc (g v (add i 1) (mul acc (cos (index i v))))))
+(def f (Tuple Float Float) ((v : Vec Float) (w : Vec Float))
+  (tuple (g v 0 1.0) (g w 1 1.0)))`,
+		"f", "Tuple (Vec Float) (Vec Float)", "(tuple (Vec_init 0.1 0.2) (Vec_init 0.3 0.4 0.5))",
+		[][]int{{0, 1}, {3, 4}}},
+	{"sum of rows", `(def f (Vec Float) ((m : Vec (Vec Float)))
+  (build (size m) (lam (i : Integer) (let (r (index i m)) (sumbuild (size r) (lam (j : Integer) (mul (index j r) (index j r))))))))`,
+		"f", "Vec (Vec Float)", "(build 3 (lam (i : Integer) (build (add i 1) (lam (j : Integer) (to_float (add i j))))))",
+		[][]int{{0}, {1, 2}, {3, 4, 5}}},
+	{"scatter", `(def f (Vec Float) ((v : Vec Float))
+  (buildFromSparse 4 (size v) (lam (k : Integer) (tuple (sub 3 k) (mul 2.0 (index k v))))))`,
+		"f", "Vec Float", "(Vec_init 1.0 2.0 3.0)",
+		[][]int{{}, {2}, {1}, {0}}},
+}
+
+// TestSparseJacobian checks [sparsejac f] in each backend and by each
+// way of making derivatives: its CSR form is well formed, its pattern
+// is the one the map's structure gives (sparseCases), and, as a dense
+// matrix, it is the Jacobian by central differences of the reference
+// evaluator (jacCases and sparseCases): no entry the differences see is
+// missing from the pattern.
+func TestSparseJacobian(t *testing.T) {
+	needCC(t)
+	type tcase struct {
+		name, defs, f, argType, arg string
+		want                        [][]int
+	}
+	var cases []tcase
+	for _, c := range jacCases {
+		if c.wrt == nil {
+			cases = append(cases, tcase{"dense " + c.name, c.defs, c.f, c.argType, c.arg, nil})
+		}
+	}
+	for _, c := range sparseCases {
+		cases = append(cases, tcase{c.name, c.defs, c.f, c.argType, c.arg, c.want})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			src := c.defs + "\n(def jacarg (" + c.argType + ") () " + c.arg + ")\n" +
+				"(def main Integer () (print ([sparsejac " + c.f + "] (jacarg)) \"\\n\"))\n"
+			file := filepath.Join(t.TempDir(), "sparsejac.ks")
+			if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			want := finiteDifferenceJacobian(t, file, c.f, nil)
+			cols := 0
+			if len(want) > 0 {
+				cols = len(want[0])
+			}
+			for _, run := range []struct {
+				backend string
+				opts    driver.Options
+			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}, {"go", driver.Options{AD: "cps"}}} {
+				backend := run.backend + " " + run.opts.Rev + run.opts.AD
+				if !wantBackend(run.backend) {
+					continue
+				}
+				r := runProgramWith(t, run.backend, run.opts, file)
+				if r.code != 0 {
+					t.Fatalf("%s: status %d\n%s", backend, r.code, r.stderr)
+				}
+				off, idx, vals := parseCSR(t, strings.TrimSpace(r.stdout))
+				rows := checkCSR(t, backend, off, idx, vals, len(want), cols)
+				if c.want != nil && !slices.EqualFunc(rows, c.want, func(a, b []int) bool { return slices.Equal(a, b) }) {
+					t.Errorf("%s: pattern %v, want %v", backend, rows, c.want)
+				}
+				dense := make([][]float64, len(want))
+				for i := range dense {
+					dense[i] = make([]float64, cols)
+					for k := off[i]; k < off[i+1]; k++ {
+						dense[i][idx[k]] = vals[k]
+					}
+				}
+				for i := range want {
+					for j := range want[i] {
+						if d := math.Abs(dense[i][j] - want[i][j]); d > 1e-4*(1+math.Abs(want[i][j])) {
+							t.Errorf("%s: J[%d][%d] = %g, central differences give %g", backend, i, j, dense[i][j], want[i][j])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkCSR checks that (off, idx, vals) is a well-formed CSR matrix of
+// m rows and n columns, each row's columns increasing, and returns each
+// row's columns.
+func checkCSR(t *testing.T, backend string, off, idx []int, vals []float64, m, n int) [][]int {
+	t.Helper()
+	if len(off) != m+1 || off[0] != 0 || off[m] != len(idx) || len(vals) != len(idx) {
+		t.Fatalf("%s: malformed CSR for %d rows: offsets %v, %d columns, %d values", backend, m, off, len(idx), len(vals))
+	}
+	rows := make([][]int, m)
+	for i := range rows {
+		if off[i+1] < off[i] {
+			t.Fatalf("%s: offsets decrease at row %d: %v", backend, i, off)
+		}
+		rows[i] = idx[off[i]:off[i+1]]
+		for k, j := range rows[i] {
+			if j < 0 || j >= n || k > 0 && j <= rows[i][k-1] {
+				t.Fatalf("%s: row %d's columns %v are not increasing in [0, %d)", backend, i, rows[i], n)
+			}
+		}
+	}
+	return rows
+}
+
+// parseCSR parses a printed (Tuple (Vec Integer) (Vec Integer) (Vec
+// Float)): [a, b],[c, d],[x, y].
+func parseCSR(t *testing.T, s string) (off, idx []int, vals []float64) {
+	t.Helper()
+	parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), "],[")
+	if len(parts) != 3 {
+		t.Fatalf("not a CSR triple: %q", s)
+	}
+	ints := func(p string) []int {
+		out := []int{}
+		if p == "" {
+			return out
+		}
+		for _, w := range strings.Split(p, ", ") {
+			k, err := strconv.Atoi(w)
+			if err != nil {
+				t.Fatalf("not a CSR triple: %q: %v", s, err)
+			}
+			out = append(out, k)
+		}
+		return out
+	}
+	off, idx = ints(parts[0]), ints(parts[1])
+	vals = []float64{}
+	if parts[2] != "" {
+		for _, w := range strings.Split(parts[2], ", ") {
+			x, err := strconv.ParseFloat(w, 64)
+			if err != nil {
+				t.Fatalf("not a CSR triple: %q: %v", s, err)
+			}
+			vals = append(vals, x)
+		}
+	}
+	return off, idx, vals
+}
+
+// TestSparseJacobianSweeps counts the sweeps of [sparsejac f] with the
+// counting edef, whose hand-written [fwd counted] and [rev counted] call
+// it once each. [sparsejac f] calls it P + k S times: P for the pattern,
+// whose code keeps f's primal calls of an edef, which may have effects
+// (between f's count and twice that), and S per sweep (the count of
+// [fwd f], or of [rev f] for sweeps by rows). k is the number of
+// colours: 1 for a diagonal, 3 for a tridiagonal Jacobian (not n: the
+// pattern comes from the map's structure, not from sweeps), and one
+// reverse sweep for a Float result.
+func TestSparseJacobianSweeps(t *testing.T) {
+	cc := countingCC(t)
+	src := `(edef counted Float Float)
+(edef tan Float Float)
+(def [fwd counted] Float ((x : Float) (dx : Float)) (mul (div (counted x) (tan x)) dx))
+(def [rev counted] Float ((x : Float) (dr : Float)) (mul (div (counted x) (tan x)) dr))
+(edef ncount Integer Integer)
+(def diag (Vec Float) ((v : Vec Float)) (build (size v) (lam (i : Integer) (counted (index i v)))))
+(def tri (Vec Float) ((v : Vec Float))
+  (let (n (size v))
+    (build n (lam (i : Integer)
+      (let (l (if (gt i 0) (index (sub i 1) v) 0.0))
+        (let (r (if (lt (add i 1) n) (index (add i 1) v) 0.0))
+          (counted (add (add l r) (index i v)))))))))
+(def total Float ((v : Vec Float)) (sumbuild (size v) (lam (i : Integer) (counted (index i v)))))
+(def main Integer ()
+  (let (v (build 40 (lam (i : Integer) (mul 0.01 (to_float (add i 1))))))
+    (let (dv (build 40 (lam (i : Integer) 1.0)))
+      (print (diag v) "\n#" (ncount 1) "\n" ([fwd diag] v dv) "\n#" (ncount 2) "\n" ([sparsejac diag] v) "\n#" (ncount 3) "\n"
+             (tri v) "\n#" (ncount 4) "\n" ([fwd tri] v dv) "\n#" (ncount 5) "\n" ([sparsejac tri] v) "\n#" (ncount 6) "\n"
+             (total v) "\n#" (ncount 7) "\n" ([rev total] v 1.0) "\n#" (ncount 8) "\n" ([sparsejac total] v) "\n#" (ncount 9) "\n"))))
+`
+	out := runCounted(t, cc, src)
+	var counts []int
+	for _, line := range strings.Split(out, "\n") {
+		if w, ok := strings.CutPrefix(line, "#"); ok {
+			k, err := strconv.Atoi(w)
+			if err != nil {
+				t.Fatalf("cannot read the counts in %q", out)
+			}
+			counts = append(counts, k)
+		}
+	}
+	if len(counts) != 9 {
+		t.Fatalf("cannot read the counts in %q", out)
+	}
+	for i, c := range []struct {
+		name    string
+		colours int
+	}{{"diag", 1}, {"tri", 3}, {"total", 1}} {
+		f, sweep, sparse := counts[3*i], counts[3*i+1], counts[3*i+2]
+		pattern := sparse - c.colours*sweep
+		if pattern < f || pattern > 2*f {
+			t.Errorf("[sparsejac %s] calls counted %d times, f %d, a sweep %d: not a pattern (f to 2f) and %d sweeps\n%s",
+				c.name, sparse, f, sweep, c.colours, out)
+		}
+	}
+}
