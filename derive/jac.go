@@ -79,23 +79,7 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 		}
 		return d.wrtParts(p, wrt, f.Arg, e)
 	}
-	spread := func(u ir.Expr) ir.Expr {
-		if wrt == nil {
-			return u
-		}
-		v := d.ns.FreshVar(p, "u", u.Type())
-		parts := make([]ir.Expr, len(f.Arg.Elems))
-		for j := range parts {
-			parts[j] = ir.MkPrim(p, "ts_zero", ir.MkGet(p, j+1, ref(x)))
-		}
-		for k, j := range wrt {
-			parts[j] = ref(v)
-			if len(wrt) > 1 {
-				parts[j] = ir.MkGet(p, k+1, ref(v))
-			}
-		}
-		return ir.MkLet(p, v, u, ir.MkTuple(p, parts...))
-	}
+	spread := func(u ir.Expr) ir.Expr { return d.wrtSpread(p, wrt, ref(x), u, d.zeroPart) }
 	var argShape ir.Expr = ir.MkPrim(p, "$shape", ref(x))
 	argType := f.Arg
 	if wrt != nil {
@@ -127,6 +111,33 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 			})
 		})
 	})
+}
+
+// wrtSpread returns, for the parts u of a value at the positions wrt of
+// x's fields (one part, or a tuple of them), the value of x's type made
+// of them and, at the other positions, other(field): for a tangent, the
+// zeros (zeroPart). With wrt nil, u is the whole value.
+func (d *deriver) wrtSpread(p ir.Pos, wrt []int, x, u ir.Expr, other func(p ir.Pos, field ir.Expr) ir.Expr) ir.Expr {
+	if wrt == nil {
+		return u
+	}
+	v := d.ns.FreshVar(p, "u", u.Type())
+	parts := make([]ir.Expr, len(x.Type().Elems))
+	for j := range parts {
+		parts[j] = other(p, ir.MkGet(p, j+1, x))
+	}
+	for k, j := range wrt {
+		parts[j] = ir.Ref(p, v)
+		if len(wrt) > 1 {
+			parts[j] = ir.MkGet(p, k+1, ir.Ref(p, v))
+		}
+	}
+	return ir.MkLet(p, v, u, ir.MkTuple(p, parts...))
+}
+
+// zeroPart is the zero tangent of field.
+func (d *deriver) zeroPart(p ir.Pos, field ir.Expr) ir.Expr {
+	return ir.MkPrim(p, "ts_zero", field)
 }
 
 // floats returns the number of Floats in a value of type t whose shape

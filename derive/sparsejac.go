@@ -36,7 +36,8 @@ func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 // of a colour share a row, one [fwd f] per colour along the sum of its
 // unit vectors, or the rows coloured so that no two share a column, one
 // [sufrevpass f] per colour from one BOG; whichever needs fewer sweeps
-// (Curtis, Powell and Reid's compression, greedy colouring).
+// (Curtis, Powell and Reid's compression, greedy colouring). [sparsejac
+// f I...] has the columns of the arguments at the positions I only.
 func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	if len(base.Name.Derivs) > 0 && !ir.IsCL(base) {
 		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function is not supported; use [jac %s]", f.FullName(), base.Name)
@@ -63,6 +64,21 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		return ir.MkLet(p, v, rhs, body(v))
 	}
 	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
+	// The columns are those of the arguments at the positions wrt
+	// ([sparsejac f I...]), or all: the others' Floats depend on nothing,
+	// their tangents are zero and their gradients are dropped.
+	wrt := f.Name.Wrt
+	if f.Arg.Kind != types.Tuple {
+		wrt = nil // the only position is 0
+	}
+	chosen := func(e ir.Expr) ir.Expr {
+		if wrt == nil {
+			return e
+		}
+		return d.wrtParts(p, wrt, f.Arg, e)
+	}
+	emptyPart := func(p ir.Pos, field ir.Expr) ir.Expr { return linmap.EmptyPattern(p, field, d.ns) }
+	seed := d.wrtSpread(p, wrt, ref(x), ir.MkPrim(p, "$patternSeed", chosen(ref(x))), emptyPart)
 	// seeds are the colours' sums of unit vectors: count vectors of size
 	// n, the c-th with ones where colour (index k colours) is c, each
 	// given the structure of zero.
@@ -90,11 +106,11 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		})
 		return ir.MkPrim(p, "$flatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, i, row)))
 	}
-	f.Body = let("csr", ir.MkPrim(p, "$patternCSR", ir.CallFunc(p, pat, ref(x), ir.MkPrim(p, "$patternSeed", ref(x)))), func(csr *ir.Var) ir.Expr {
+	f.Body = let("csr", ir.MkPrim(p, "$patternCSR", ir.CallFunc(p, pat, ref(x), seed)), func(csr *ir.Var) ir.Expr {
 		return let("off", ir.MkGet(p, 1, ref(csr)), func(off *ir.Var) ir.Expr {
 			return let("cols", ir.MkGet(p, 2, ref(csr)), func(cols *ir.Var) ir.Expr {
 				return let("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)), func(m *ir.Var) ir.Expr {
-					return let("n", d.floats(p, ir.MkPrim(p, "$shape", ref(x)), f.Arg), func(n *ir.Var) ir.Expr {
+					return let("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()), func(n *ir.Var) ir.Expr {
 						colouring := func(byRow bool, body func(count, colours *ir.Var) ir.Expr) ir.Expr {
 							return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), ref(n), ir.Bool(p, byRow)), func(cc *ir.Var) ir.Expr {
 								return let("count", ir.MkGet(p, 1, ref(cc)), func(count *ir.Var) ir.Expr {
@@ -107,9 +123,9 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 						result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
 						return colouring(false, func(ncol, colColours *ir.Var) ir.Expr {
 							return colouring(true, func(nrow, rowColours *ir.Var) ir.Expr {
-								byCol := let("dx", ir.MkPrim(p, "ts_zero", ref(x)), func(dx *ir.Var) ir.Expr {
+								byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
 									return let("sweeps", seeds(ncol, n, colColours, dx, func(seed ir.Expr) ir.Expr {
-										return ir.CallFunc(p, fw, ref(x), seed)
+										return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart))
 									}), func(sweeps *ir.Var) ir.Expr {
 										return result(values(m, off, cols, colColours, sweeps, false))
 									})
@@ -118,7 +134,7 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 									return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
 										return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
 											return let("sweeps", seeds(nrow, m, rowColours, dy, func(seed ir.Expr) ir.Expr {
-												return ir.CallFunc(p, revPass, seed, ref(b))
+												return chosen(ir.CallFunc(p, revPass, seed, ref(b)))
 											}), func(sweeps *ir.Var) ir.Expr {
 												return result(values(m, off, cols, rowColours, sweeps, true))
 											})

@@ -107,8 +107,8 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 // positions ([jac f I] has the Jacobian's type, with the columns of the
 // arguments at I only).
 func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string) {
-	if deriv != "rev" && deriv != "vrev" && deriv != "jac" {
-		return nil, "only [rev f ...], [vrev f ...] and [jac f ...] take the positions of the arguments to differentiate"
+	if deriv != "rev" && deriv != "vrev" && deriv != "jac" && deriv != "sparsejac" {
+		return nil, "only [rev f ...], [vrev f ...], [jac f ...] and [sparsejac f ...] take the positions of the arguments to differentiate"
 	}
 	args := []*types.Type{s}
 	if s.Kind == types.Tuple {
@@ -119,7 +119,7 @@ func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string
 			return nil, fmt.Sprintf("argument position %d is out of range: the function takes %d argument(s), at positions 0 to %d", i, len(args), len(args)-1)
 		}
 	}
-	if deriv == "jac" {
+	if deriv == "jac" || deriv == "sparsejac" {
 		return res, "" // the columns of the arguments at wrt only
 	}
 	var ds []*types.Type

@@ -358,3 +358,10 @@ func (s *sem) patFillType(p ir.Pos, t *types.Type, set ir.Expr) ir.Expr {
 	}
 	return ir.MkTuple(p)
 }
+
+// EmptyPattern returns the pattern of no dependence shaped like the
+// value ex: that of an argument whose Floats are not columns.
+func EmptyPattern(p ir.Pos, ex ir.Expr, ns *ir.Names) ir.Expr {
+	s := &sem{ns: ns, pat: true}
+	return s.patEmpty(p, ex)
+}

@@ -71,33 +71,40 @@ var sparseCases = []struct {
 // way of making derivatives: its CSR form is well formed, its pattern
 // is the one the map's structure gives (sparseCases), and, as a dense
 // matrix, it is the Jacobian by central differences of the reference
-// evaluator (jacCases and sparseCases): no entry the differences see is
-// missing from the pattern.
+// evaluator (jacCases, with their positions, and sparseCases): no entry
+// the differences see is missing from the pattern.
 func TestSparseJacobian(t *testing.T) {
 	needCC(t)
 	type tcase struct {
 		name, defs, f, argType, arg string
+		wrt                         []int
 		want                        [][]int
 	}
 	var cases []tcase
 	for _, c := range jacCases {
-		if c.wrt == nil {
-			cases = append(cases, tcase{"dense " + c.name, c.defs, c.f, c.argType, c.arg, nil})
-		}
+		cases = append(cases, tcase{"dense " + c.name, c.defs, c.f, c.argType, c.arg, c.wrt, nil})
 	}
 	for _, c := range sparseCases {
-		cases = append(cases, tcase{c.name, c.defs, c.f, c.argType, c.arg, c.want})
+		cases = append(cases, tcase{c.name, c.defs, c.f, c.argType, c.arg, nil, c.want})
 	}
+	// The gather's Jacobian by the cameras only: the points' Floats
+	// are data.
+	g := sparseCases[2]
+	cases = append(cases, tcase{"gather by cameras", g.defs, g.f, g.argType, g.arg, []int{0}, [][]int{{1}, {0}, {1}, {0}}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			name := c.f
+			for _, i := range c.wrt {
+				name += " " + strconv.Itoa(i)
+			}
 			src := c.defs + "\n(def jacarg (" + c.argType + ") () " + c.arg + ")\n" +
-				"(def main Integer () (print ([sparsejac " + c.f + "] (jacarg)) \"\\n\"))\n"
+				"(def main Integer () (print ([sparsejac " + name + "] (jacarg)) \"\\n\"))\n"
 			file := filepath.Join(t.TempDir(), "sparsejac.ks")
 			if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
 				t.Fatal(err)
 			}
-			want := finiteDifferenceJacobian(t, file, c.f, nil)
+			want := finiteDifferenceJacobian(t, file, c.f, c.wrt)
 			cols := 0
 			if len(want) > 0 {
 				cols = len(want[0])
