@@ -238,20 +238,17 @@ func recordOperation(name string, pos Pos, s, t *types.Type) op {
 	case "$union":
 		return pure1(func(x []Value) Value { return intVec(ksrt.SetUnion(ints(x[0]), ints(x[1]))) })
 	case "$colour":
+		type colouring struct {
+			ByRows  bool
+			Count   int64
+			Colours []int64
+		}
 		return func(x []Value) (Value, error) {
-			var r struct {
-				Count   int64
-				Colours []int64
-			}
-			if err := ksrt.Catch(func() {
-				r = ksrt.Colour[struct {
-					Count   int64
-					Colours []int64
-				}]("", ints(x[0]), ints(x[1]), x[2].(int64), x[3].(bool))
-			}); err != nil {
+			var r colouring
+			if err := ksrt.Catch(func() { r = ksrt.Colour[colouring]("", ints(x[0]), ints(x[1]), x[2].(int64)) }); err != nil {
 				return nil, fail(pos, "%s", err.Msg)
 			}
-			return TupleValue{r.Count, intVec(r.Colours)}, nil
+			return TupleValue{r.ByRows, r.Count, intVec(r.Colours)}, nil
 		}
 	case "$unflatten":
 		return func(x []Value) (Value, error) {

@@ -111,38 +111,38 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 			return let("cols", ir.MkGet(p, 2, ref(csr)), func(cols *ir.Var) ir.Expr {
 				return let("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)), func(m *ir.Var) ir.Expr {
 					return let("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()), func(n *ir.Var) ir.Expr {
-						colouring := func(byRow bool, body func(count, colours *ir.Var) ir.Expr) ir.Expr {
-							return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), ref(n), ir.Bool(p, byRow)), func(cc *ir.Var) ir.Expr {
-								return let("count", ir.MkGet(p, 1, ref(cc)), func(count *ir.Var) ir.Expr {
-									return let("colours", ir.MkGet(p, 2, ref(cc)), func(colours *ir.Var) ir.Expr {
-										return body(count, colours)
+						colouring := func(body func(byRows, count, colours *ir.Var) ir.Expr) ir.Expr {
+							return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), ref(n)), func(cc *ir.Var) ir.Expr {
+								return let("byRows", ir.MkGet(p, 1, ref(cc)), func(byRows *ir.Var) ir.Expr {
+									return let("count", ir.MkGet(p, 2, ref(cc)), func(count *ir.Var) ir.Expr {
+										return let("colours", ir.MkGet(p, 3, ref(cc)), func(colours *ir.Var) ir.Expr {
+											return body(byRows, count, colours)
+										})
 									})
 								})
 							})
 						}
 						result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
-						return colouring(false, func(ncol, colColours *ir.Var) ir.Expr {
-							return colouring(true, func(nrow, rowColours *ir.Var) ir.Expr {
-								byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
-									return let("sweeps", seeds(ncol, n, colColours, dx, func(seed ir.Expr) ir.Expr {
-										return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart))
-									}), func(sweeps *ir.Var) ir.Expr {
-										return result(values(m, off, cols, colColours, sweeps, false))
-									})
+						return colouring(func(byRows, count, colours *ir.Var) ir.Expr {
+							byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
+								return let("sweeps", seeds(count, n, colours, dx, func(seed ir.Expr) ir.Expr {
+									return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart))
+								}), func(sweeps *ir.Var) ir.Expr {
+									return result(values(m, off, cols, colours, sweeps, false))
 								})
-								byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
-									return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
-										return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
-											return let("sweeps", seeds(nrow, m, rowColours, dy, func(seed ir.Expr) ir.Expr {
-												return chosen(ir.CallFunc(p, revPass, seed, ref(b)))
-											}), func(sweeps *ir.Var) ir.Expr {
-												return result(values(m, off, cols, rowColours, sweeps, true))
-											})
+							})
+							byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
+								return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
+									return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
+										return let("sweeps", seeds(count, m, colours, dy, func(seed ir.Expr) ir.Expr {
+											return chosen(ir.CallFunc(p, revPass, seed, ref(b)))
+										}), func(sweeps *ir.Var) ir.Expr {
+											return result(values(m, off, cols, colours, sweeps, true))
 										})
 									})
 								})
-								return ir.MkIf(p, ir.MkPrim(p, "lte", ref(ncol), ref(nrow)), byCol, byRow)
 							})
+							return ir.MkIf(p, ref(byRows), byRow, byCol)
 						})
 					})
 				})

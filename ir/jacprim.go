@@ -18,8 +18,8 @@ var jacTable = []*Prim{
 		Doc: "($patternCSR p): the sets of the pattern p in flat order as CSR rows: (tuple offsets columns)"},
 	{Name: "$union", Sig: sig(tVI, tVI, tVI), Pure: true,
 		Doc: "($union a b): the union of two sets (increasing Vec Integers), increasing"},
-	{Name: "$colour", Sig: sig(types.TupleOf(tI, tVI), tVI, tVI, tI, tB),
-		Doc: "($colour offsets columns n byRows): a greedy colouring of the columns (of the rows if byRows) of the CSR pattern with n columns, no two sharing a row (a column) alike: (tuple colours colour-of-each); fails on a malformed pattern"},
+	{Name: "$colour", Sig: sig(types.TupleOf(tB, tI, tVI), tVI, tVI, tI),
+		Doc: "($colour offsets columns n): a greedy colouring of the columns of the CSR pattern with n columns, no two sharing a row alike, or of its rows, no two sharing a column alike, whichever has fewer colours (the columns on a tie): (tuple byRows colours colour-of-each); fails on a malformed pattern"},
 }
 
 var tVI = types.VecOf(types.IntegerType)

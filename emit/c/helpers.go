@@ -40,7 +40,7 @@ func helperGens(kind string) helperGen {
 		"patfill":   genPatFill,   // void (P p, int64_t *off, int64_t *cols, int64_t *i): write CSR rows from *i on
 		"patcsr":    genPatCSR,    // Tuple (Vec Integer) (Vec Integer) (ctx, P p): $patternCSR
 		"setunion":  genSetUnion,  // Vec Integer (ctx, Vec Integer a, Vec Integer b): $union
-		"colour":    genColour,    // Tuple Integer (Vec Integer) (ctx, pos, off, cols, n, by_rows): $colour
+		"colour":    genColour,    // Tuple Bool Integer (Vec Integer) (ctx, pos, off, cols, n): $colour
 	}[kind]
 }
 
@@ -780,15 +780,17 @@ func genSetUnion(e *emitter, t *types.Type, h *hb) (string, string) {
 	return e.ctype(t), "ks_ctx *ctx, " + e.ctype(t) + " a, " + e.ctype(t) + " b"
 }
 
-// genColour compiles $colour (t is its result, Tuple Integer (Vec Integer)).
+// genColour compiles $colour (t is its result, Tuple Bool Integer (Vec
+// Integer)).
 func genColour(e *emitter, t *types.Type, h *hb) (string, string) {
-	vi := e.ctype(t.Elems[1])
+	vi := e.ctype(t.Elems[2])
 	h.line("if (off.size < 1) ks_fail(ctx, pos, \"malformed sparsity pattern: no offsets\");")
 	h.line("int64_t m = off.size - 1;")
 	h.line("%s r;", e.ctype(t))
-	h.line("r.f1.size = by_rows ? m : n;")
-	h.line("r.f1.data = ks_alloc_array(ctx, pos, r.f1.size, sizeof *r.f1.data);")
-	h.line("r.f0 = ks_colour(ctx, pos, off.data, m, cols.data, cols.size, n, by_rows, r.f1.data);")
+	h.line("int64_t *colour = ks_alloc_array(ctx, pos, m > n ? m : n, sizeof *colour);")
+	h.line("r.f1 = ks_colour(ctx, pos, off.data, m, cols.data, cols.size, n, &r.f0, colour);")
+	h.line("r.f2.size = r.f0 ? m : n;")
+	h.line("r.f2.data = colour;")
 	h.line("return r;")
-	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + vi + " off, " + vi + " cols, int64_t n, bool by_rows"
+	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + vi + " off, " + vi + " cols, int64_t n"
 }

@@ -582,44 +582,14 @@ static KS_UNUSED int64_t ks_set_union(const int64_t *a, int64_t na, const int64_
   return k;
 }
 
-/* ks_colour colours greedily, in order, the columns (or, if by_rows, the
- * rows) of the CSR pattern with m rows (offsets off[0..m]) and n columns
- * (cols[0..off[m]-1]), so that no two columns sharing a row (no two rows
- * sharing a column) have one colour. It writes each one's colour, from
- * 0, to colour (n entries, or m) and returns the number of colours. A
- * malformed pattern (offsets that decrease, a column out of range) is a
- * runtime error. */
-static KS_UNUSED int64_t ks_colour(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, bool by_rows, int64_t *colour) {
-  if (m < 0 || n < 0 || (m > 0 ? off[0] != 0 || off[m] != nnz : nnz != 0)) ks_fail(ctx, pos, "malformed sparsity pattern");
-  for (int64_t i = 0; i < m; i++) {
-    if (off[i + 1] < off[i]) ks_fail(ctx, pos, "malformed sparsity pattern: offsets decrease at row %" PRId64, i);
-  }
-  for (int64_t k = 0; k < nnz; k++) {
-    if ((uint64_t)cols[k] >= (uint64_t)n) ks_fail(ctx, pos, "malformed sparsity pattern: column %" PRId64 " out of range for %" PRId64, cols[k], n);
-  }
-  /* The transpose: each column's rows. */
-  int64_t *cptr = ks_alloc_array(ctx, pos, n + 1, sizeof *cptr);
-  int64_t *rows = ks_alloc_array(ctx, pos, nnz, sizeof *rows);
-  for (int64_t j = 0; j <= n; j++) cptr[j] = 0;
-  for (int64_t k = 0; k < nnz; k++) cptr[cols[k] + 1]++;
-  for (int64_t j = 0; j < n; j++) cptr[j + 1] += cptr[j];
-  int64_t *fill = ks_alloc_array(ctx, pos, n + 1, sizeof *fill);
-  for (int64_t j = 0; j <= n; j++) fill[j] = cptr[j];
-  for (int64_t i = 0; i < m; i++) {
-    for (int64_t k = off[i]; k < off[i + 1]; k++) rows[fill[cols[k]]++] = i;
-  }
-  /* Colouring the rows is colouring the columns of the transpose. */
-  const int64_t *optr = off, *oidx = cols, *tptr = cptr, *tidx = rows;
-  int64_t count = n;
-  if (by_rows) {
-    optr = cptr;
-    oidx = rows;
-    tptr = off;
-    tidx = cols;
-    count = m;
-  }
-  /* seen[c] == v marks colour c as taken by a neighbour of v. */
-  int64_t *seen = ks_alloc_array(ctx, pos, count + 1, sizeof *seen);
+/* ks_greedy colours the count vertices of a bipartite pattern greedily,
+ * in order, so that no two sharing a neighbour alike: vertex v's
+ * neighbours are tidx[tptr[v]...tptr[v+1]-1], and neighbour r's vertices
+ * oidx[optr[r]...optr[r+1]-1]. It writes each vertex's colour to colour
+ * and returns the number of colours, or limit as soon as that many are
+ * needed; a vertex without neighbours takes colour 0 and does not count.
+ * seen has count + 1 entries. */
+static KS_UNUSED int64_t ks_greedy(const int64_t *tptr, const int64_t *tidx, const int64_t *optr, const int64_t *oidx, int64_t count, int64_t limit, int64_t *colour, int64_t *seen) {
   for (int64_t c = 0; c <= count; c++) seen[c] = -1;
   for (int64_t v = 0; v < count; v++) colour[v] = -1;
   int64_t used = 0;
@@ -634,9 +604,69 @@ static KS_UNUSED int64_t ks_colour(ks_ctx *ctx, const char *pos, const int64_t *
     int64_t c = 0;
     while (seen[c] == v) c++;
     colour[v] = c;
-    if (c + 1 > used) used = c + 1;
+    if (tptr[v + 1] > tptr[v] && c + 1 > used) used = c + 1; /* a vertex of no entry needs no sweep */
+    if (used >= limit) return limit;
   }
   return used;
+}
+
+/* ks_colour chooses how [sparsejac f] sweeps the CSR pattern with m rows
+ * (offsets off[0..m]) and n columns (cols[0..off[m]-1]): its columns
+ * coloured greedily so that no two sharing a row are alike (one forward
+ * sweep per colour), or its rows so that no two sharing a column are
+ * (one reverse sweep per colour), whichever needs fewer colours, the
+ * columns on a tie. The side whose lower bound (its longest row, or
+ * column) is smaller is coloured first, and the other only as far as it
+ * could need fewer, so that a gradient's single row costs no colouring of
+ * its n columns against each other. It sets *by_rows, writes the colours
+ * (n, or m, entries) to colour, which has room for both, and returns the
+ * number of colours. A malformed pattern is a runtime error. */
+static KS_UNUSED int64_t ks_colour(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, bool *by_rows, int64_t *colour) {
+  if (m < 0 || n < 0 || (m > 0 ? off[0] != 0 || off[m] != nnz : nnz != 0)) ks_fail(ctx, pos, "malformed sparsity pattern");
+  int64_t lb_cols = 0, lb_rows = 0;
+  for (int64_t i = 0; i < m; i++) {
+    if (off[i + 1] < off[i]) ks_fail(ctx, pos, "malformed sparsity pattern: offsets decrease at row %" PRId64, i);
+    if (off[i + 1] - off[i] > lb_cols) lb_cols = off[i + 1] - off[i];
+  }
+  for (int64_t k = 0; k < nnz; k++) {
+    if ((uint64_t)cols[k] >= (uint64_t)n) ks_fail(ctx, pos, "malformed sparsity pattern: column %" PRId64 " out of range for %" PRId64, cols[k], n);
+  }
+  /* The transpose: each column's rows. */
+  int64_t *cptr = ks_alloc_array(ctx, pos, n + 1, sizeof *cptr);
+  int64_t *rows = ks_alloc_array(ctx, pos, nnz, sizeof *rows);
+  for (int64_t j = 0; j <= n; j++) cptr[j] = 0;
+  for (int64_t k = 0; k < nnz; k++) cptr[cols[k] + 1]++;
+  for (int64_t j = 0; j < n; j++) {
+    if (cptr[j + 1] > lb_rows) lb_rows = cptr[j + 1];
+    cptr[j + 1] += cptr[j];
+  }
+  int64_t *fill = ks_alloc_array(ctx, pos, n + 1, sizeof *fill);
+  for (int64_t j = 0; j <= n; j++) fill[j] = cptr[j];
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t k = off[i]; k < off[i + 1]; k++) rows[fill[cols[k]]++] = i;
+  }
+  int64_t big = m > n ? m : n;
+  int64_t *seen = ks_alloc_array(ctx, pos, big + 1, sizeof *seen);
+  int64_t *other = ks_alloc_array(ctx, pos, big, sizeof *other);
+  /* Columns: vertices the columns, neighbours the rows; rows: the
+   * other way round. */
+  bool first_rows = lb_rows < lb_cols;
+  int64_t first = first_rows ? ks_greedy(off, cols, cptr, rows, m, INT64_MAX, colour, seen)
+                             : ks_greedy(cptr, rows, off, cols, n, INT64_MAX, colour, seen);
+  *by_rows = first_rows;
+  /* The columns win a tie. */
+  int64_t limit = first_rows ? first + 1 : first;
+  if ((first_rows ? lb_cols : lb_rows) < limit) {
+    int64_t second = first_rows ? ks_greedy(cptr, rows, off, cols, n, limit, other, seen)
+                                : ks_greedy(off, cols, cptr, rows, m, limit, other, seen);
+    if (second < limit) {
+      *by_rows = !first_rows;
+      int64_t count = first_rows ? n : m;
+      for (int64_t v = 0; v < count; v++) colour[v] = other[v];
+      return second;
+    }
+  }
+  return first;
 }
 
 /* Printing, in the formats of language.md section 6. */

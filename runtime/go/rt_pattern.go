@@ -1,6 +1,9 @@
 package ksrt
 
-import "reflect"
+import (
+	"math"
+	"reflect"
+)
 
 // Sparsity patterns ([sparsejac f], language.md section 5): a set is an
 // increasing []int64; the pattern of a value has its shape with each
@@ -97,20 +100,27 @@ func SetUnion(a, b []int64) []int64 {
 	return append(r, b[j:]...)
 }
 
-// Colour is $colour: a greedy colouring, in order, of the columns (or,
-// if byRows, the rows) of the CSR pattern (off, cols) with n columns, no
-// two sharing a row (a column) alike; the tuple (number of colours,
-// colour of each) of type T. A malformed pattern is a runtime error.
-func Colour[T any](pos string, off, cols []int64, n int64, byRows bool) T {
+// Colour is $colour: how [sparsejac f] sweeps the CSR pattern (off,
+// cols) with n columns. Its columns are coloured greedily, in order, so
+// that no two sharing a row are alike (a forward sweep per colour), or
+// its rows so that no two sharing a column are (a reverse sweep per
+// colour), whichever needs fewer colours, the columns on a tie; the side
+// whose lower bound (its longest row, or column) is smaller is coloured
+// first and the other only as far as it could need fewer. The result is
+// the tuple (by rows, number of colours, colour of each) of type T. A
+// malformed pattern is a runtime error.
+func Colour[T any](pos string, off, cols []int64, n int64) T {
 	m := int64(len(off)) - 1
 	nnz := int64(len(cols))
 	if m < 0 || n < 0 || off[0] != 0 || off[m] != nnz {
 		Fail(pos, "malformed sparsity pattern")
 	}
+	lbCols, lbRows := int64(0), int64(0)
 	for i := int64(0); i < m; i++ {
 		if off[i+1] < off[i] {
 			Fail(pos, "malformed sparsity pattern: offsets decrease at row %d", i)
 		}
+		lbCols = max(lbCols, off[i+1]-off[i])
 	}
 	for _, c := range cols {
 		if uint64(c) >= uint64(n) {
@@ -123,6 +133,7 @@ func Colour[T any](pos string, off, cols []int64, n int64, byRows bool) T {
 		cptr[c+1]++
 	}
 	for j := int64(0); j < n; j++ {
+		lbRows = max(lbRows, cptr[j+1])
 		cptr[j+1] += cptr[j]
 	}
 	rows := make([]int64, nnz)
@@ -133,15 +144,43 @@ func Colour[T any](pos string, off, cols []int64, n int64, byRows bool) T {
 			fill[cols[k]]++
 		}
 	}
-	// Colouring the rows is colouring the columns of the transpose.
-	optr, oidx, tptr, tidx, count := off, cols, cptr, rows, n
-	if byRows {
-		optr, oidx, tptr, tidx, count = cptr, rows, off, cols, m
+	byCols := func(limit int64) (int64, []int64) { return greedy(cptr, rows, off, cols, n, limit) }
+	byRows := func(limit int64) (int64, []int64) { return greedy(off, cols, cptr, rows, m, limit) }
+	firstRows := lbRows < lbCols
+	first, second, otherLB := byCols, byRows, lbRows
+	if firstRows {
+		first, second, otherLB = byRows, byCols, lbCols
 	}
+	count, colour := first(math.MaxInt64)
+	rowsChosen := firstRows
+	limit := count // the columns win a tie
+	if firstRows {
+		limit++
+	}
+	if otherLB < limit {
+		if c2, col2 := second(limit); c2 < limit {
+			count, colour, rowsChosen = c2, col2, !firstRows
+		}
+	}
+	r := reflect.New(reflect.TypeFor[T]()).Elem()
+	r.Field(0).SetBool(rowsChosen)
+	r.Field(1).SetInt(count)
+	r.Field(2).Set(reflect.ValueOf(colour))
+	return r.Interface().(T)
+}
+
+// greedy colours the count vertices of a bipartite pattern greedily, in
+// order, so that no two sharing a neighbour are alike: vertex v's
+// neighbours are tidx[tptr[v]:tptr[v+1]], and neighbour r's vertices
+// oidx[optr[r]:optr[r+1]]. It returns the number of colours and each
+// vertex's, or limit as soon as that many are needed. A vertex without
+// neighbours (a column or row of no entry) takes colour 0 and does not
+// count.
+func greedy(tptr, tidx, optr, oidx []int64, count, limit int64) (int64, []int64) {
 	colour := make([]int64, count)
 	seen := make([]int64, count+1) // seen[c] == v+1: c is a neighbour's of v
 	used := int64(0)
-	for v := int64(0); v < count; v++ {
+	for v := range colour {
 		colour[v] = -1
 	}
 	for v := int64(0); v < count; v++ {
@@ -158,10 +197,12 @@ func Colour[T any](pos string, off, cols []int64, n int64, byRows bool) T {
 			c++
 		}
 		colour[v] = c
-		used = max(used, c+1)
+		if tptr[v+1] > tptr[v] { // a vertex of no entry needs no sweep
+			used = max(used, c+1)
+		}
+		if used >= limit {
+			return limit, nil
+		}
 	}
-	r := reflect.New(reflect.TypeFor[T]()).Elem()
-	r.Field(0).SetInt(used)
-	r.Field(1).Set(reflect.ValueOf(colour))
-	return r.Interface().(T)
+	return used, colour
 }
