@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 
 	"kscgradbench/ba"
 	"kscgradbench/det"
@@ -161,7 +162,12 @@ var modules = map[string]func() (*module, error){
 					}{repeated{reproj[:2], len(reproj) / 2}, element{werr[0], len(werr)}}, nil
 				}),
 				"jacobian": baFunction(func(in *baInput) (any, error) {
-					j, err := c.BaJacobian(in.cams, in.xs, in.ws, in.camIdx, in.ptIdx, in.feats)
+					jacobian := c.BaJacobian
+					if os.Getenv("KSC_BA_JACOBIAN") == "sparse" {
+						// By [sparsejac] of the whole objective (ba.ks).
+						jacobian = c.BaJacobianSparse
+					}
+					j, err := jacobian(in.cams, in.xs, in.ws, in.camIdx, in.ptIdx, in.feats)
 					if err != nil {
 						return nil, err
 					}
