@@ -102,8 +102,9 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 	p := usePos(f)
 	g := inner.Base
 	deriv := f.Name.Derivs[0]
-	if deriv == "jac" {
-		return false // by columns of [fwd [rev g]] (jacBody)
+	if deriv == "jac" || deriv == "pattern" || deriv == "vfwd" {
+		// By [fwd [rev g]] (jacBody, lanesBody) or dense (patternBody).
+		return false
 	}
 	if f.Name.Wrt != nil || deriv != "fwd" && deriv != "rev" && deriv != "fwdfull" && deriv != "revacc" && deriv != "D" {
 		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)

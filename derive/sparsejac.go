@@ -11,11 +11,11 @@ import (
 // of x, the set of the positions it depends on, it returns for each Float
 // of f's result the union of the sets of the Floats of x it depends on
 // through [D f]'s structure. A function whose derivative ksc cannot see
-// (an edef, a hand-written [fwd f]) is dense: each of its result's Floats
-// depends on all of its argument's.
+// (opaque) is dense: each of its result's Floats depends on all of its
+// argument's.
 func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 	x, px := d.params(f, "x", "px")
-	if hand := d.lookup("fwd", base); base.Kind == ir.EdefFunc || base.Body == nil || hand != nil && hand.Kind != ir.DerivedFunc {
+	if d.opaque(base) {
 		f.Body = linmap.DensePattern(p, base.Result, func() ir.Expr { return ir.CallFunc(p, base, x) }, px, d.ns)
 		return
 	}
@@ -33,20 +33,21 @@ func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 // columns increasing. The pattern comes from [pattern f], at run time
 // from the map's structure (no sweep of f's derivative); its entries
 // are computed by compressed sweeps: the columns coloured so that no two
-// of a colour share a row, one [fwd f] per colour along the sum of its
-// unit vectors, or the rows coloured so that no two share a column, one
-// [sufrevpass f] per colour from one BOG; whichever needs fewer sweeps
-// (Curtis, Powell and Reid's compression, greedy colouring). [sparsejac
-// f I...] has the columns of the arguments at the positions I only.
+// of a colour share a row, one lane of [vfwd f] per colour along the sum
+// of its unit vectors, or the rows coloured so that no two share a
+// column, one [sufrevpass f] per colour from one BOG; whichever needs
+// fewer (Curtis, Powell and Reid's compression, greedy colouring:
+// $colour). [sparsejac f I...] has the columns of the arguments at the
+// positions I only.
 func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	if len(base.Name.Derivs) > 0 && !ir.IsCL(base) {
 		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function is not supported; use [jac %s]", f.FullName(), base.Name)
 		return
 	}
 	pat, err := d.need("pattern", base, p)
-	var fw *ir.Func
+	var vfw *ir.Func
 	if err == nil {
-		fw, err = d.need("fwd", base, p)
+		vfw, err = d.need("vfwd", base, p)
 	}
 	if err != nil {
 		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
@@ -64,6 +65,8 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		return ir.MkLet(p, v, rhs, body(v))
 	}
 	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
+	add := func(a, b ir.Expr) ir.Expr { return ir.MkPrim(p, "add", a, b) }
+	mul := func(a, b ir.Expr) ir.Expr { return ir.MkPrim(p, "mul", a, b) }
 	// The columns are those of the arguments at the positions wrt
 	// ([sparsejac f I...]), or all: the others' Floats depend on nothing,
 	// their tangents are zero and their gradients are dropped.
@@ -77,76 +80,102 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		}
 		return d.wrtParts(p, wrt, f.Arg, e)
 	}
-	emptyPart := func(p ir.Pos, field ir.Expr) ir.Expr { return linmap.EmptyPattern(p, field, d.ns) }
-	seed := d.wrtSpread(p, wrt, ref(x), ir.MkPrim(p, "$patternSeed", chosen(ref(x))), emptyPart)
-	// seeds are the colours' sums of unit vectors: count vectors of size
-	// n, the c-th with ones where colour (index k colours) is c, each
-	// given the structure of zero.
-	seeds := func(count, n, colours, zero *ir.Var, sweep func(seed ir.Expr) ir.Expr) ir.Expr {
-		c := d.ns.FreshVar(p, "c", types.IntegerType)
-		k := d.ns.FreshVar(p, "k", types.IntegerType)
-		one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
-		seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ref(n), ir.MkLam(p, k, one)), ref(zero))
-		return ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, ir.MkPrim(p, "$flatten", sweep(seed))))
-	}
-	// values reads the entries from the sweeps: entry (i, j) is in the
-	// sweep of column j's colour at row i, or of row i's at column j.
-	values := func(m, off, cols, colours, sweeps *ir.Var, byRow bool) ir.Expr {
+	// entries reads the values from the sweeps: entry k (row i, column j)
+	// is at(i, j).
+	entries := func(m, off, cols *ir.Var, at func(i, j ir.Expr) ir.Expr) ir.Expr {
 		i := d.ns.FreshVar(p, "i", types.IntegerType)
 		q := d.ns.FreshVar(p, "q", types.IntegerType)
 		row := let("o", idx(ref(i), ref(off)), func(o *ir.Var) ir.Expr {
-			length := ir.MkPrim(p, "sub", idx(ir.MkPrim(p, "add", ref(i), ir.Int(p, 1)), ref(off)), ref(o))
-			entry := let("j", idx(ir.MkPrim(p, "add", ref(o), ref(q)), ref(cols)), func(j *ir.Var) ir.Expr {
-				if byRow {
-					return idx(ref(j), idx(idx(ref(i), ref(colours)), ref(sweeps)))
-				}
-				return idx(ref(i), idx(idx(ref(j), ref(colours)), ref(sweeps)))
-			})
+			length := ir.MkPrim(p, "sub", idx(add(ref(i), ir.Int(p, 1)), ref(off)), ref(o))
+			entry := let("j", idx(add(ref(o), ref(q)), ref(cols)), func(j *ir.Var) ir.Expr { return at(ref(i), ref(j)) })
 			return ir.MkPrim(p, "build", length, ir.MkLam(p, q, entry))
 		})
 		return ir.MkPrim(p, "$flatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, i, row)))
 	}
-	f.Body = let("csr", ir.MkPrim(p, "$patternCSR", ir.CallFunc(p, pat, ref(x), seed)), func(csr *ir.Var) ir.Expr {
-		return let("off", ir.MkGet(p, 1, ref(csr)), func(off *ir.Var) ir.Expr {
-			return let("cols", ir.MkGet(p, 2, ref(csr)), func(cols *ir.Var) ir.Expr {
-				return let("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)), func(m *ir.Var) ir.Expr {
-					return let("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()), func(n *ir.Var) ir.Expr {
-						colouring := func(body func(byRows, count, colours *ir.Var) ir.Expr) ir.Expr {
-							return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), ref(n)), func(cc *ir.Var) ir.Expr {
-								return let("byRows", ir.MkGet(p, 1, ref(cc)), func(byRows *ir.Var) ir.Expr {
-									return let("count", ir.MkGet(p, 2, ref(cc)), func(count *ir.Var) ir.Expr {
-										return let("colours", ir.MkGet(p, 3, ref(cc)), func(colours *ir.Var) ir.Expr {
-											return body(byRows, count, colours)
+	seedSets := d.seedSets(p, wrt, ref(x), chosen(ref(x)))
+	f.Body = let("sets", seedSets, func(sets *ir.Var) ir.Expr {
+		return let("csr", ir.MkPrim(p, "$patternCSR", ir.CallFunc(p, pat, ref(x), ref(sets))), func(csr *ir.Var) ir.Expr {
+			return let("off", ir.MkGet(p, 1, ref(csr)), func(off *ir.Var) ir.Expr {
+				return let("cols", ir.MkGet(p, 2, ref(csr)), func(cols *ir.Var) ir.Expr {
+					return let("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)), func(m *ir.Var) ir.Expr {
+						n := d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type())
+						return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), n), func(cc *ir.Var) ir.Expr {
+							return let("count", ir.MkGet(p, 2, ref(cc)), func(count *ir.Var) ir.Expr {
+								return let("colours", ir.MkGet(p, 3, ref(cc)), func(colours *ir.Var) ir.Expr {
+									result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
+									// By columns: lane c of [vfwd f] along the
+									// columns of colour c; row i's lanes are the
+									// i-th count values of its $flatten.
+									lanes := d.unitLanes(p, ref(sets), ref(count), func(j ir.Expr) ir.Expr { return idx(j, ref(colours)) })
+									byCol := let("sweeps", ir.MkPrim(p, "$flatten", ir.CallFunc(p, vfw, ref(x), ref(count), lanes)), func(sweeps *ir.Var) ir.Expr {
+										return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
+											return idx(add(mul(i, ref(count)), idx(j, ref(colours))), ref(sweeps))
+										}))
+									})
+									// By rows: one [sufrevpass f] per colour c along
+									// the sum of the unit cotangents of its rows.
+									byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
+										return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
+											return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
+												c := d.ns.FreshVar(p, "c", types.IntegerType)
+												k := d.ns.FreshVar(p, "k", types.IntegerType)
+												one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
+												seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, k, one)), ref(dy))
+												sweep := ir.MkPrim(p, "$flatten", chosen(ir.CallFunc(p, revPass, seed, ref(b))))
+												return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
+													return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
+														return idx(j, idx(idx(i, ref(colours)), ref(sweeps)))
+													}))
+												})
+											})
 										})
 									})
+									return ir.MkIf(p, ir.MkGet(p, 1, ref(cc)), byRow, byCol)
 								})
 							})
-						}
-						result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
-						return colouring(func(byRows, count, colours *ir.Var) ir.Expr {
-							byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
-								return let("sweeps", seeds(count, n, colours, dx, func(seed ir.Expr) ir.Expr {
-									return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart))
-								}), func(sweeps *ir.Var) ir.Expr {
-									return result(values(m, off, cols, colours, sweeps, false))
-								})
-							})
-							byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
-								return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
-									return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
-										return let("sweeps", seeds(count, m, colours, dy, func(seed ir.Expr) ir.Expr {
-											return chosen(ir.CallFunc(p, revPass, seed, ref(b)))
-										}), func(sweeps *ir.Var) ir.Expr {
-											return result(values(m, off, cols, colours, sweeps, true))
-										})
-									})
-								})
-							})
-							return ir.MkIf(p, ref(byRows), byRow, byCol)
 						})
 					})
 				})
 			})
 		})
 	})
+}
+
+// seedSets returns the pattern of the argument x of [sparsejac f I...]
+// or [jac f I...]: each Float of the arguments at the positions wrt (all
+// if nil), whose tuple or value is chosen, the set of its own column;
+// the others' Floats the empty set.
+func (d *deriver) seedSets(p ir.Pos, wrt []int, x, chosen ir.Expr) ir.Expr {
+	empty := func(p ir.Pos, field ir.Expr) ir.Expr { return linmap.EmptyPattern(p, field, d.ns) }
+	return d.wrtSpread(p, wrt, x, ir.MkPrim(p, "$patternSeed", chosen), empty)
+}
+
+// unitLanes returns the k lanes of the tangents of a value whose seed
+// pattern is sets (seedSets): a Float whose set is {j} has the unit
+// lane lane(j), an empty set zeros.
+func (d *deriver) unitLanes(p ir.Pos, sets, k ir.Expr, lane func(j ir.Expr) ir.Expr) ir.Expr {
+	t := sets.Type()
+	switch {
+	case t.Kind == types.Tensor && t.Rank == 1 && t.Elem.Kind == types.Integer: // a set
+		s := d.ns.FreshVar(p, "s", t)
+		at := d.ns.FreshVar(p, "at", types.IntegerType)
+		l := d.ns.FreshVar(p, "l", types.IntegerType)
+		where := ir.MkIf(p, ir.MkPrim(p, "eq", ir.MkPrim(p, "size", ir.Ref(p, s)), ir.Int(p, 0)),
+			ir.Int(p, -1), lane(ir.MkPrim(p, "index", ir.Int(p, 0), ir.Ref(p, s))))
+		one := ir.MkIf(p, ir.MkPrim(p, "eq", ir.Ref(p, l), ir.Ref(p, at)), ir.Float(p, 1), ir.Float(p, 0))
+		return ir.MkLet(p, s, sets, ir.MkLet(p, at, where, ir.MkPrim(p, "build", k, ir.MkLam(p, l, one))))
+	case t.Kind == types.Tuple:
+		v := d.ns.FreshVar(p, "sets", t)
+		elems := make([]ir.Expr, len(t.Elems))
+		for i := range elems {
+			elems[i] = d.unitLanes(p, ir.MkGet(p, i+1, ir.Ref(p, v)), k, lane)
+		}
+		return ir.MkLet(p, v, sets, ir.MkTuple(p, elems...))
+	case t.Kind == types.Tensor:
+		v := d.ns.FreshVar(p, "sets", t)
+		i := d.ns.FreshVar(p, "i", types.IndexType(t.Rank))
+		elem := d.unitLanes(p, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, v)), k, lane)
+		return ir.MkLet(p, v, sets, ir.MkPrim(p, "build", ir.MkPrim(p, "size", ir.Ref(p, v)), ir.MkLam(p, i, elem)))
+	}
+	return sets // the unit pattern of a non-Float is its unit lanes
 }

@@ -17,7 +17,7 @@ import (
 // multiplication by a value that happens to be zero still depends.
 func Pattern(m, ps ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
 	defer catch(&err)
-	f := &fwd{sem: sem{ns: ns, res: res, pat: true}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}, used: usedVars(m)}
+	f := &fwd{sem: sem{ns: ns, res: res, mode: patterns}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}, used: usedVars(m)}
 	b := &binder{ns: ns}
 	f.t = b.atom(ps)
 	return b.wrap(f.conv(m)), nil
@@ -26,27 +26,58 @@ func Pattern(m, ps ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error)
 // tanType returns the type of the tangents of values of type t: the
 // tangent type, or the pattern type in pattern mode.
 func (s *sem) tanType(t *types.Type) *types.Type {
-	if s.pat {
-		pt, ok := types.Pattern(t)
-		if !ok {
-			fail(ir.Pos{}, "internal: %s has no pattern type", t)
-		}
-		return pt
+	var tt *types.Type
+	ok := true
+	switch s.mode {
+	case patterns:
+		tt, ok = types.Pattern(t)
+	case lanes:
+		tt, ok = types.Lanes(t)
+	default:
+		tt = tangent(t)
 	}
-	return tangent(t)
+	if !ok {
+		fail(ir.Pos{}, "internal: %s has no tangent type", t)
+	}
+	return tt
+}
+
+// callFwd returns the application of (call of [D g]) c to the tangent t:
+// a call of [fwd g], [pattern g] or [vfwd g].
+func (s *sem) callFwd(c *ir.Call, g *ir.Func, t ir.Expr) ir.Expr {
+	var fwd *ir.Func
+	var err error
+	switch s.mode {
+	case patterns:
+		fwd, err = s.res.Pattern(g)
+	case lanes:
+		fwd, err = s.res.Lanes(g)
+	default:
+		fwd, err = s.res.Fwd(g)
+	}
+	if err != nil {
+		panic(&Error{Pos: c.P, Msg: err.Error()})
+	}
+	if s.mode == lanes {
+		return ir.CallFunc(c.P, fwd, callArg(c), s.lanes, t)
+	}
+	return ir.CallFunc(c.P, fwd, callArg(c), t)
 }
 
 // zeroOf returns the zero tangent of values like ex.
 func (s *sem) zeroOf(p ir.Pos, ex ir.Expr) ir.Expr {
-	if s.pat {
+	switch s.mode {
+	case patterns:
 		return s.patEmpty(p, ex)
+	case lanes:
+		return s.laneZero(p, ex)
 	}
 	return ir.MkPrim(p, "ts_zero", ex)
 }
 
 // plus returns the sum of two tangents.
 func (s *sem) plus(p ir.Pos, a, b ir.Expr) ir.Expr {
-	if s.pat {
+	if s.mode == patterns {
 		return s.patUnion(p, a, b)
 	}
 	return ir.MkPrim(p, "ts_add", a, b)
@@ -54,7 +85,7 @@ func (s *sem) plus(p ir.Pos, a, b ir.Expr) ir.Expr {
 
 // times returns the tangent t scaled by the Float k.
 func (s *sem) times(p ir.Pos, k, t ir.Expr) ir.Expr {
-	if s.pat {
+	if s.mode == patterns {
 		return t
 	}
 	return ir.MkPrim(p, "ts_scale", k, t)
@@ -62,7 +93,7 @@ func (s *sem) times(p ir.Pos, k, t ir.Expr) ir.Expr {
 
 // sumOver returns the sum of lam's tangents over the index range n.
 func (s *sem) sumOver(p ir.Pos, n ir.Expr, lam *ir.Lam, body ir.Expr) ir.Expr {
-	if s.pat {
+	if s.mode == patterns {
 		return s.patSum(p, n, lam.Param, body)
 	}
 	return ir.MkPrim(p, "sumbuild", n, ir.MkLam(lam.P, lam.Param, body))
@@ -255,10 +286,16 @@ func (s *sem) nonEmpty(p ir.Pos, n ir.Expr) ir.Expr {
 }
 
 // unionLoop returns init united with body at each index i of the range
-// n from the flat position from on: a loop ($ifold) over the flat
+// n from the flat position from on.
+func (s *sem) unionLoop(p ir.Pos, n ir.Expr, i *ir.Var, init, body ir.Expr, from int64) ir.Expr {
+	return s.foldRange(p, n, i, init, body, from, s.patUnion)
+}
+
+// foldRange returns init combined with body at each index i of the
+// range n from the flat position from on: a loop ($ifold) over the flat
 // positions, the index of a range of tensors (a tuple) taken from the
 // flat one row-major.
-func (s *sem) unionLoop(p ir.Pos, n ir.Expr, i *ir.Var, init, body ir.Expr, from int64) ir.Expr {
+func (s *sem) foldRange(p ir.Pos, n ir.Expr, i *ir.Var, init, body ir.Expr, from int64, combine func(p ir.Pos, acc, x ir.Expr) ir.Expr) ir.Expr {
 	b := &binder{ns: s.ns}
 	nv := b.atom(n)
 	st := s.ns.FreshVar(p, "st", init.Type())
@@ -284,7 +321,7 @@ func (s *sem) unionLoop(p ir.Pos, n ir.Expr, i *ir.Var, init, body ir.Expr, from
 		}
 		idx = ir.MkTuple(p, parts...)
 	}
-	withIndex := lets.wrap(ir.MkLet(p, i, idx, s.patUnion(p, ir.Ref(p, st), body)))
+	withIndex := lets.wrap(ir.MkLet(p, i, idx, combine(p, ir.Ref(p, st), body)))
 	step := &ir.Let{P: p, Vars: []*ir.Var{st, q}, Pattern: true, Rhs: ir.Ref(p, sq), Body: withIndex}
 	return b.wrap(ir.MkPrim(p, "$ifold", count, init, ir.MkLam(p, sq, step)))
 }
@@ -334,7 +371,7 @@ func (s *sem) patScatterSum(p ir.Pos, sc *ir.Call, n ir.Expr, i *ir.Var, items [
 // result, which gives the sizes of its tensors; it is not called for a
 // type without tensors.
 func DensePattern(p ir.Pos, t *types.Type, value func() ir.Expr, ps ir.Expr, ns *ir.Names) ir.Expr {
-	s := &sem{ns: ns, pat: true}
+	s := &sem{ns: ns, mode: patterns}
 	b := &binder{ns: ns}
 	all := b.atom(s.patAll(p, ps))
 	if t.IsUniform() {
@@ -362,6 +399,6 @@ func (s *sem) patFillType(p ir.Pos, t *types.Type, set ir.Expr) ir.Expr {
 // EmptyPattern returns the pattern of no dependence shaped like the
 // value ex: that of an argument whose Floats are not columns.
 func EmptyPattern(p ir.Pos, ex ir.Expr, ns *ir.Names) ir.Expr {
-	s := &sem{ns: ns, pat: true}
+	s := &sem{ns: ns, mode: patterns}
 	return s.patEmpty(p, ex)
 }

@@ -103,7 +103,7 @@ func (f *fwd) withValue(m, primal ir.Expr) ir.Expr {
 // becomes one if whose branches compute their value and tangent together.
 // So neither a callee's primal code nor a branch's runs twice.
 func (f *fwd) fused(e *ir.Let) ir.Expr {
-	if e.Pattern || len(e.Vars) != 1 || f.pat {
+	if e.Pattern || len(e.Vars) != 1 || f.mode != tangents {
 		return nil
 	}
 	l, ok := e.Body.(*ir.Let)

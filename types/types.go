@@ -528,3 +528,32 @@ func Pattern(t *Type) (pt *Type, ok bool) {
 	}
 	return nil, false
 }
+
+// Lanes returns the type of k tangents of t at once, as [vfwd f] carries
+// them: its tangent type with each Float replaced by a (Vec Float) of
+// the k lanes. ok is false where Tangent's is.
+func Lanes(t *Type) (lt *Type, ok bool) {
+	switch t.Kind {
+	case Float:
+		return VecOf(FloatType), true
+	case Integer, Bool, String:
+		return Unit, true
+	case Tuple:
+		elems := make([]*Type, len(t.Elems))
+		for i, e := range t.Elems {
+			le, ok := Lanes(e)
+			if !ok {
+				return nil, false
+			}
+			elems[i] = le
+		}
+		return TupleOf(elems...), true
+	case Tensor:
+		le, ok := Lanes(t.Elem)
+		if !ok {
+			return nil, false
+		}
+		return TensorOf(t.Rank, le), true
+	}
+	return nil, false
+}
