@@ -74,16 +74,7 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	// I...]), or all. A tangent of those arguments (made by $unflatten) is
 	// spread into one of x with zeros elsewhere; a gradient is cut down
 	// to those arguments' parts.
-	wrt := f.Name.Wrt
-	if f.Arg.Kind != types.Tuple {
-		wrt = nil // the only position is 0
-	}
-	chosen := func(e ir.Expr) ir.Expr {
-		if wrt == nil {
-			return e
-		}
-		return d.wrtParts(p, wrt, f.Arg, e)
-	}
+	wrt, chosen := d.columns(f, p)
 	spread := func(u ir.Expr) ir.Expr { return d.wrtSpread(p, wrt, ref(x), u, d.zeroPart) }
 	var argShape ir.Expr = ir.MkPrim(p, "$shape", ref(x))
 	argType := f.Arg
@@ -125,6 +116,23 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 			})
 		})
 	})
+}
+
+// columns returns the positions of the arguments whose Floats are the
+// columns of f, [jac g I...] or [sparsejac g I...] (nil: all of them),
+// and the function cutting a value of the argument's type, or its
+// gradient, down to those arguments' parts.
+func (d *deriver) columns(f *ir.Func, p ir.Pos) (wrt []int, chosen func(ir.Expr) ir.Expr) {
+	wrt = f.Name.Wrt
+	if f.Arg.Kind != types.Tuple {
+		wrt = nil // the only position is 0
+	}
+	return wrt, func(e ir.Expr) ir.Expr {
+		if wrt == nil {
+			return e
+		}
+		return d.wrtParts(p, wrt, f.Arg, e)
+	}
 }
 
 // wrtSpread returns, for the parts u of a value at the positions wrt of

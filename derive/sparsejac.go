@@ -70,16 +70,7 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	// The columns are those of the arguments at the positions wrt
 	// ([sparsejac f I...]), or all: the others' Floats depend on nothing,
 	// their tangents are zero and their gradients are dropped.
-	wrt := f.Name.Wrt
-	if f.Arg.Kind != types.Tuple {
-		wrt = nil // the only position is 0
-	}
-	chosen := func(e ir.Expr) ir.Expr {
-		if wrt == nil {
-			return e
-		}
-		return d.wrtParts(p, wrt, f.Arg, e)
-	}
+	wrt, chosen := d.columns(f, p)
 	// entries reads the values from the sweeps: entry k (row i, column j)
 	// is at(i, j).
 	entries := func(m, off, cols *ir.Var, at func(i, j ir.Expr) ir.Expr) ir.Expr {

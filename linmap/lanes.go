@@ -28,26 +28,7 @@ func (s *sem) zeroLanes(p ir.Pos) ir.Expr {
 
 // laneZero returns the zero lanes of the tangents of values like ex.
 func (s *sem) laneZero(p ir.Pos, ex ir.Expr) ir.Expr {
-	t := ex.Type()
-	switch t.Kind {
-	case types.Float:
-		return s.zeroLanes(p)
-	case types.Tuple:
-		b := &binder{ns: s.ns}
-		x := b.atom(ex)
-		elems := make([]ir.Expr, len(t.Elems))
-		for i := range elems {
-			elems[i] = s.laneZero(p, ir.MkGet(p, i+1, x))
-		}
-		return b.wrap(ir.MkTuple(p, elems...))
-	case types.Tensor:
-		b := &binder{ns: s.ns}
-		x := b.atom(ex)
-		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		elem := s.laneZero(p, ir.MkPrim(p, "index", ir.Ref(p, i), x))
-		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, elem)))
-	}
-	return ir.MkTuple(p) // Integer, Bool, String: no tangent
+	return s.mapFloats(p, ex, func(ir.Expr) ir.Expr { return s.zeroLanes(p) })
 }
 
 // laneDot returns the map (lmRow a) applied to the lanes t: for each
@@ -110,26 +91,9 @@ func hasFloat(t *types.Type) bool {
 // laneFill returns the map (lmCol a) applied to the lanes t of a Float:
 // each of a's Floats times them.
 func (s *sem) laneFill(p ir.Pos, ea, et ir.Expr) ir.Expr {
-	t := ea.Type()
-	switch t.Kind {
-	case types.Float:
-		return ir.MkPrim(p, "ts_scale", ea, et)
-	case types.Tuple:
-		b := &binder{ns: s.ns}
-		a, tv := b.atom(ea), b.atom(et)
-		elems := make([]ir.Expr, len(t.Elems))
-		for i := range elems {
-			elems[i] = s.laneFill(p, ir.MkGet(p, i+1, a), tv)
-		}
-		return b.wrap(ir.MkTuple(p, elems...))
-	case types.Tensor:
-		b := &binder{ns: s.ns}
-		a, tv := b.atom(ea), b.atom(et)
-		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		elem := s.laneFill(p, ir.MkPrim(p, "index", ir.Ref(p, i), a), tv)
-		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", a), ir.MkLam(p, i, elem)))
-	}
-	return ir.MkTuple(p)
+	b := &binder{ns: s.ns}
+	tv := b.atom(et)
+	return b.wrap(s.mapFloats(p, ea, func(x ir.Expr) ir.Expr { return ir.MkPrim(p, "ts_scale", x, tv) }))
 }
 
 // laneScatter returns the map (lmScatter sh j ex), whose target has type

@@ -110,28 +110,35 @@ func isSet(t *types.Type) bool {
 	return t.Kind == types.Tensor && t.Rank == 1 && t.Elem.Kind == types.Integer
 }
 
-// patEmpty returns the pattern of no dependence shaped like the value ex.
-func (s *sem) patEmpty(p ir.Pos, ex ir.Expr) ir.Expr {
+// mapFloats returns the value like ex (a tangent-like structure: its
+// tuples and tensors) with each Float x replaced by leaf(x) and each other
+// scalar by the unit tuple.
+func (s *sem) mapFloats(p ir.Pos, ex ir.Expr, leaf func(x ir.Expr) ir.Expr) ir.Expr {
 	t := ex.Type()
 	switch t.Kind {
 	case types.Float:
-		return s.emptySet(p)
+		return leaf(ex)
 	case types.Tuple:
 		b := &binder{ns: s.ns}
 		x := b.atom(ex)
 		elems := make([]ir.Expr, len(t.Elems))
 		for i := range elems {
-			elems[i] = s.patEmpty(p, ir.MkGet(p, i+1, x))
+			elems[i] = s.mapFloats(p, ir.MkGet(p, i+1, x), leaf)
 		}
 		return b.wrap(ir.MkTuple(p, elems...))
 	case types.Tensor:
 		b := &binder{ns: s.ns}
 		x := b.atom(ex)
 		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		elem := s.patEmpty(p, ir.MkPrim(p, "index", ir.Ref(p, i), x))
+		elem := s.mapFloats(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), leaf)
 		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, elem)))
 	}
-	return ir.MkTuple(p) // Integer, Bool, String: the unit pattern
+	return ir.MkTuple(p) // Integer, Bool, String: the unit tangent
+}
+
+// patEmpty returns the pattern of no dependence shaped like the value ex.
+func (s *sem) patEmpty(p ir.Pos, ex ir.Expr) ir.Expr {
+	return s.mapFloats(p, ex, func(ir.Expr) ir.Expr { return s.emptySet(p) })
 }
 
 // patUnion returns the element-wise union of two patterns of one shape.
@@ -167,26 +174,9 @@ func (s *sem) patUnion(p ir.Pos, ea, eb ir.Expr) ir.Expr {
 // patFill returns the pattern shaped like the value ex whose every set is
 // set: the map (lmCol ex) applied to set.
 func (s *sem) patFill(p ir.Pos, ex, set ir.Expr) ir.Expr {
-	t := ex.Type()
-	switch t.Kind {
-	case types.Float:
-		return set
-	case types.Tuple:
-		b := &binder{ns: s.ns}
-		x, st := b.atom(ex), b.atom(set)
-		elems := make([]ir.Expr, len(t.Elems))
-		for i := range elems {
-			elems[i] = s.patFill(p, ir.MkGet(p, i+1, x), st)
-		}
-		return b.wrap(ir.MkTuple(p, elems...))
-	case types.Tensor:
-		b := &binder{ns: s.ns}
-		x, st := b.atom(ex), b.atom(set)
-		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		elem := s.patFill(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), st)
-		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, elem)))
-	}
-	return ir.MkTuple(p)
+	b := &binder{ns: s.ns}
+	st := b.atom(set)
+	return b.wrap(s.mapFloats(p, ex, func(ir.Expr) ir.Expr { return st }))
 }
 
 // patAll returns the union of all the sets of the pattern e: the map

@@ -55,6 +55,14 @@ var jacCases = []struct {
 		"f", "Tuple Float (Vec Float) (Vec Float)", "(tuple 2.0 (Vec_init 1.0 2.0 3.0) (Vec_init 0.5 0.25 2.0))", []int{1}},
 }
 
+// jacobianRuns are the ways TestJacobian and TestSparseJacobian run a
+// program: each backend, with --rev bog and with --ad cps (which make the
+// sweeps' derivatives differently).
+var jacobianRuns = []struct {
+	backend string
+	opts    driver.Options
+}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}, {"go", driver.Options{AD: "cps"}}}
+
 // TestJacobian checks [jac f] in each backend, and with --rev bog and
 // --ad cps (which make the sweeps' derivatives differently), against
 // central differences of f computed by the reference evaluator, which
@@ -64,21 +72,9 @@ func TestJacobian(t *testing.T) {
 	for _, c := range jacCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			name := c.f
-			for _, i := range c.wrt {
-				name += " " + strconv.Itoa(i)
-			}
-			src := c.defs + "\n(def jacarg (" + c.argType + ") () " + c.arg + ")\n" +
-				"(def main Integer () (print ([jac " + name + "] (jacarg)) \"\\n\"))\n"
-			file := filepath.Join(t.TempDir(), "jac.ks")
-			if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
-				t.Fatal(err)
-			}
+			file := jacobianProgram(t, "jac", c.f, c.wrt, c.defs, c.argType, c.arg)
 			want := finiteDifferenceJacobian(t, file, c.f, c.wrt)
-			for _, run := range []struct {
-				backend string
-				opts    driver.Options
-			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}, {"go", driver.Options{AD: "cps"}}} {
+			for _, run := range jacobianRuns {
 				backend := run.backend + " " + run.opts.Rev + run.opts.AD
 				if !wantBackend(run.backend) {
 					continue
@@ -104,6 +100,23 @@ func TestJacobian(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jacobianProgram writes the program of defs whose main prints [deriv f
+// wrt...] at (jacarg), the value arg of type argType, and returns its file.
+func jacobianProgram(t *testing.T, deriv, f string, wrt []int, defs, argType, arg string) string {
+	t.Helper()
+	name := f
+	for _, i := range wrt {
+		name += " " + strconv.Itoa(i)
+	}
+	src := defs + "\n(def jacarg (" + argType + ") () " + arg + ")\n" +
+		"(def main Integer () (print ([" + deriv + " " + name + "] (jacarg)) \"\\n\"))\n"
+	file := filepath.Join(t.TempDir(), deriv+".ks")
+	if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 // finiteDifferenceJacobian returns the Jacobian of name at (jacarg) by

@@ -2,14 +2,10 @@ package tests
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ksc-lang/ksc/driver"
 )
 
 // sparseCases are functions whose Jacobians are sparse, with the exact
@@ -94,25 +90,13 @@ func TestSparseJacobian(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			name := c.f
-			for _, i := range c.wrt {
-				name += " " + strconv.Itoa(i)
-			}
-			src := c.defs + "\n(def jacarg (" + c.argType + ") () " + c.arg + ")\n" +
-				"(def main Integer () (print ([sparsejac " + name + "] (jacarg)) \"\\n\"))\n"
-			file := filepath.Join(t.TempDir(), "sparsejac.ks")
-			if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
-				t.Fatal(err)
-			}
+			file := jacobianProgram(t, "sparsejac", c.f, c.wrt, c.defs, c.argType, c.arg)
 			want := finiteDifferenceJacobian(t, file, c.f, c.wrt)
 			cols := 0
 			if len(want) > 0 {
 				cols = len(want[0])
 			}
-			for _, run := range []struct {
-				backend string
-				opts    driver.Options
-			}{{"c", driver.Options{}}, {"go", driver.Options{}}, {"c", driver.Options{Rev: "bog"}}, {"go", driver.Options{AD: "cps"}}} {
+			for _, run := range jacobianRuns {
 				backend := run.backend + " " + run.opts.Rev + run.opts.AD
 				if !wantBackend(run.backend) {
 					continue

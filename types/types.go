@@ -261,31 +261,7 @@ func IndexRank(t *Type) int {
 // Tangent returns the tangent type dT of t: Float for Float; the unit
 // tuple for Integer, Bool and String; element-wise for tuples and
 // tensors. ok is false for Lam and LM, which have no tangent type.
-func Tangent(t *Type) (dt *Type, ok bool) {
-	switch t.Kind {
-	case Float:
-		return t, true
-	case Integer, Bool, String:
-		return Unit, true
-	case Tuple:
-		elems := make([]*Type, len(t.Elems))
-		for i, e := range t.Elems {
-			de, ok := Tangent(e)
-			if !ok {
-				return nil, false
-			}
-			elems[i] = de
-		}
-		return TupleOf(elems...), true
-	case Tensor:
-		de, ok := Tangent(t.Elem)
-		if !ok {
-			return nil, false
-		}
-		return TensorOf(t.Rank, de), true
-	}
-	return nil, false // Lam, LM, Variant, Named
-}
+func Tangent(t *Type) (dt *Type, ok bool) { return tangentWith(t, FloatType) }
 
 // IsPlain reports whether t is a value type of the ks language proper:
 // no lambda, linear map, variant or named type. Only such values can be
@@ -503,57 +479,37 @@ func (t *Type) mangle(b *strings.Builder, limit int) {
 // their flat positions) that Float depends on, in increasing order. It is
 // the tangent type of [pattern f], from which [sparsejac f] takes its
 // sparsity pattern. ok is false where Tangent's is.
-func Pattern(t *Type) (pt *Type, ok bool) {
-	switch t.Kind {
-	case Float:
-		return VecOf(IntegerType), true
-	case Integer, Bool, String:
-		return Unit, true
-	case Tuple:
-		elems := make([]*Type, len(t.Elems))
-		for i, e := range t.Elems {
-			pe, ok := Pattern(e)
-			if !ok {
-				return nil, false
-			}
-			elems[i] = pe
-		}
-		return TupleOf(elems...), true
-	case Tensor:
-		pe, ok := Pattern(t.Elem)
-		if !ok {
-			return nil, false
-		}
-		return TensorOf(t.Rank, pe), true
-	}
-	return nil, false
-}
+func Pattern(t *Type) (pt *Type, ok bool) { return tangentWith(t, VecOf(IntegerType)) }
 
 // Lanes returns the type of k tangents of t at once, as [vfwd f] carries
 // them: its tangent type with each Float replaced by a (Vec Float) of
 // the k lanes. ok is false where Tangent's is.
-func Lanes(t *Type) (lt *Type, ok bool) {
+func Lanes(t *Type) (lt *Type, ok bool) { return tangentWith(t, VecOf(FloatType)) }
+
+// tangentWith returns the tangent type of t with each Float's tangent
+// float.
+func tangentWith(t, float *Type) (dt *Type, ok bool) {
 	switch t.Kind {
 	case Float:
-		return VecOf(FloatType), true
+		return float, true
 	case Integer, Bool, String:
 		return Unit, true
 	case Tuple:
 		elems := make([]*Type, len(t.Elems))
 		for i, e := range t.Elems {
-			le, ok := Lanes(e)
+			de, ok := tangentWith(e, float)
 			if !ok {
 				return nil, false
 			}
-			elems[i] = le
+			elems[i] = de
 		}
 		return TupleOf(elems...), true
 	case Tensor:
-		le, ok := Lanes(t.Elem)
+		de, ok := tangentWith(t.Elem, float)
 		if !ok {
 			return nil, false
 		}
-		return TensorOf(t.Rank, le), true
+		return TensorOf(t.Rank, de), true
 	}
-	return nil, false
+	return nil, false // Lam, LM, Variant, Named
 }
