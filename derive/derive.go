@@ -260,8 +260,6 @@ func (d *deriver) generate(f *ir.Func) {
 		d.sparsejacBody(f, base, p)
 	case "pattern":
 		d.patternBody(f, base, p)
-	case "vfwd":
-		d.lanesBody(f, base, p)
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}
@@ -418,9 +416,8 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return f, nil
 	}
 	d.ensureBody(g)
-	// The pattern of an edef is dense (patternBody) and its lanes are
-	// its hand-written [fwd g]'s (lanesBody): they need no body.
-	if deriv != "pattern" && deriv != "vfwd" && (g.Kind == ir.EdefFunc || g.Body == nil && !(d.opts.Nested && g.Kind == ir.DerivedFunc)) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
+	// The pattern of an edef is dense (patternBody): it needs no body.
+	if deriv != "pattern" && (g.Kind == ir.EdefFunc || g.Body == nil && !(d.opts.Nested && g.Kind == ir.DerivedFunc)) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
 		want := deriv
 		if want == "revacc" {
 			want = "rev"
@@ -602,8 +599,6 @@ func (d *deriver) closeApplies(f *ir.Func) {
 					m, deriv = e.Args[0], "fwd"
 				case "lmPattern":
 					m, deriv = e.Args[0], "pattern"
-				case "lmApplyLanes":
-					m, deriv = e.Args[0], "vfwd"
 				case "lmApplyR":
 					m, deriv = e.Args[1], "revacc"
 				default:

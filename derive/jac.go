@@ -12,10 +12,9 @@ import (
 // tangent and no row or column).
 //
 // With n columns and m rows, J is computed by whichever costs fewer
-// sweeps: n columns by one [vfwd f] along the n unit tangents, one lane
-// each, or, if m < n, m rows by [sufrevpass f] at the unit cotangents,
-// all from one BOG of one [suffwdpass f]; either way the primal runs
-// once. A derived function's Jacobian is by n sweeps of [fwd f]. n and m are counted from the
+// sweeps: n columns by [fwd f] at the unit tangents, or, if m < n, m rows
+// by [sufrevpass f] at the unit cotangents, all from one BOG of one
+// [suffwdpass f], so the primal runs once. n and m are counted from the
 // sizes of x and of [shape f], which computes no values, so the choice
 // runs no sweep. [jac f I...] has the columns of the arguments at the
 // positions I only.
@@ -32,14 +31,10 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	// A derived function's Jacobian is by columns only: its split passes
 	// are not made (nested.go).
 	byColsOnly := len(base.Name.Derivs) > 0 && !ir.IsCL(base)
-	var fwdPass, revPass, vfw *ir.Func
+	var fwdPass, revPass *ir.Func
 	if !byColsOnly {
 		var ok bool
 		if fwdPass, revPass, ok = d.splitPasses(base, p); !ok {
-			return
-		}
-		if vfw, err = d.need("vfwd", base, p); err != nil {
-			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
 			return
 		}
 	}
@@ -94,15 +89,6 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 						if byColsOnly {
 							return byCol
 						}
-						// All n columns from one [vfwd f], one lane each:
-						// row i's lanes are the i-th n values of its
-						// $flatten.
-						lanes := d.unitLanes(p, d.seedSets(p, wrt, ref(x), chosen(ref(x))), ref(n), func(j ir.Expr) ir.Expr { return j })
-						byCol = let("rows", ir.MkPrim(p, "$flatten", ir.CallFunc(p, vfw, ref(x), ref(n), lanes)), func(rows *ir.Var) ir.Expr {
-							ij := d.ns.FreshVar(p, "ij", types.TupleOf(types.IntegerType, types.IntegerType))
-							at := ir.MkPrim(p, "add", ir.MkPrim(p, "mul", ir.MkGet(p, 1, ref(ij)), ref(n)), ir.MkGet(p, 2, ref(ij)))
-							return ir.MkPrim(p, "build", ir.MkTuple(p, ref(m), ref(n)), ir.MkLam(p, ij, ir.MkPrim(p, "index", at, ref(rows))))
-						})
 						byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
 							return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
 								return let("rows", vectors(m, func(i *ir.Var) ir.Expr {

@@ -102,8 +102,8 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 	p := usePos(f)
 	g := inner.Base
 	deriv := f.Name.Derivs[0]
-	if deriv == "jac" || deriv == "pattern" || deriv == "vfwd" {
-		// By [fwd [rev g]] (jacBody, lanesBody) or dense (patternBody).
+	if deriv == "jac" || deriv == "pattern" {
+		// By columns of [fwd [rev g]] (jacBody), or dense (patternBody).
 		return false
 	}
 	if f.Name.Wrt != nil || deriv != "fwd" && deriv != "rev" && deriv != "fwdfull" && deriv != "revacc" && deriv != "D" {

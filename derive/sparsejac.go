@@ -33,11 +33,10 @@ func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 // columns increasing. The pattern comes from [pattern f], at run time
 // from the map's structure (no sweep of f's derivative); its entries
 // are computed by compressed sweeps: the columns coloured so that no two
-// of a colour share a row, one lane of [vfwd f] per colour along the sum
-// of its unit vectors, or the rows coloured so that no two share a
-// column, one [sufrevpass f] per colour from one BOG; whichever needs
-// fewer (Curtis, Powell and Reid's compression, greedy colouring:
-// $colour). [sparsejac f I...] has the columns of the arguments at the
+// of a colour share a row, one [fwd f] per colour along the sum of its
+// unit vectors, or the rows coloured so that no two share a column, one
+// [sufrevpass f] per colour from one BOG; whichever needs fewer (Curtis,
+// Powell and Reid's compression, greedy colouring: $colour). [sparsejac f I...] has the columns of the arguments at the
 // positions I only.
 func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	if len(base.Name.Derivs) > 0 && !ir.IsCL(base) {
@@ -45,9 +44,9 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		return
 	}
 	pat, err := d.need("pattern", base, p)
-	var vfw *ir.Func
+	var fw *ir.Func
 	if err == nil {
-		vfw, err = d.need("vfwd", base, p)
+		fw, err = d.need("fwd", base, p)
 	}
 	if err != nil {
 		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
@@ -66,7 +65,6 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	}
 	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
 	add := func(a, b ir.Expr) ir.Expr { return ir.MkPrim(p, "add", a, b) }
-	mul := func(a, b ir.Expr) ir.Expr { return ir.MkPrim(p, "mul", a, b) }
 	// The columns are those of the arguments at the positions wrt
 	// ([sparsejac f I...]), or all: the others' Floats depend on nothing,
 	// their tangents are zero and their gradients are dropped.
@@ -94,14 +92,19 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 							return let("count", ir.MkGet(p, 2, ref(cc)), func(count *ir.Var) ir.Expr {
 								return let("colours", ir.MkGet(p, 3, ref(cc)), func(colours *ir.Var) ir.Expr {
 									result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
-									// By columns: lane c of [vfwd f] along the
-									// columns of colour c; row i's lanes are the
-									// i-th count values of its $flatten.
-									lanes := d.unitLanes(p, ref(sets), ref(count), func(j ir.Expr) ir.Expr { return idx(j, ref(colours)) })
-									byCol := let("sweeps", ir.MkPrim(p, "$flatten", ir.CallFunc(p, vfw, ref(x), ref(count), lanes)), func(sweeps *ir.Var) ir.Expr {
-										return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
-											return idx(add(mul(i, ref(count)), idx(j, ref(colours))), ref(sweeps))
-										}))
+									// By columns: one [fwd f] per colour c along the
+									// sum of the unit tangents of its columns.
+									byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
+										c := d.ns.FreshVar(p, "c", types.IntegerType)
+										k := d.ns.FreshVar(p, "k", types.IntegerType)
+										one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
+										seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", n, ir.MkLam(p, k, one)), ref(dx))
+										sweep := ir.MkPrim(p, "$flatten", ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart)))
+										return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
+											return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
+												return idx(i, idx(idx(j, ref(colours)), ref(sweeps)))
+											}))
+										})
 									})
 									// By rows: one [sufrevpass f] per colour c along
 									// the sum of the unit cotangents of its rows.
@@ -141,32 +144,14 @@ func (d *deriver) seedSets(p ir.Pos, wrt []int, x, chosen ir.Expr) ir.Expr {
 	return d.wrtSpread(p, wrt, x, ir.MkPrim(p, "$patternSeed", chosen), empty)
 }
 
-// unitLanes returns the k lanes of the tangents of a value whose seed
-// pattern is sets (seedSets): a Float whose set is {j} has the unit
-// lane lane(j), an empty set zeros.
-func (d *deriver) unitLanes(p ir.Pos, sets, k ir.Expr, lane func(j ir.Expr) ir.Expr) ir.Expr {
-	t := sets.Type()
-	switch {
-	case t.Kind == types.Tensor && t.Rank == 1 && t.Elem.Kind == types.Integer: // a set
-		s := d.ns.FreshVar(p, "s", t)
-		at := d.ns.FreshVar(p, "at", types.IntegerType)
-		l := d.ns.FreshVar(p, "l", types.IntegerType)
-		where := ir.MkIf(p, ir.MkPrim(p, "eq", ir.MkPrim(p, "size", ir.Ref(p, s)), ir.Int(p, 0)),
-			ir.Int(p, -1), lane(ir.MkPrim(p, "index", ir.Int(p, 0), ir.Ref(p, s))))
-		one := ir.MkIf(p, ir.MkPrim(p, "eq", ir.Ref(p, l), ir.Ref(p, at)), ir.Float(p, 1), ir.Float(p, 0))
-		return ir.MkLet(p, s, sets, ir.MkLet(p, at, where, ir.MkPrim(p, "build", k, ir.MkLam(p, l, one))))
-	case t.Kind == types.Tuple:
-		v := d.ns.FreshVar(p, "sets", t)
-		elems := make([]ir.Expr, len(t.Elems))
-		for i := range elems {
-			elems[i] = d.unitLanes(p, ir.MkGet(p, i+1, ir.Ref(p, v)), k, lane)
-		}
-		return ir.MkLet(p, v, sets, ir.MkTuple(p, elems...))
-	case t.Kind == types.Tensor:
-		v := d.ns.FreshVar(p, "sets", t)
-		i := d.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		elem := d.unitLanes(p, ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, v)), k, lane)
-		return ir.MkLet(p, v, sets, ir.MkPrim(p, "build", ir.MkPrim(p, "size", ir.Ref(p, v)), ir.MkLam(p, i, elem)))
+// opaque reports whether ksc differentiates g other than through its
+// Jacobian's structure: an edef, a def with a hand-written [fwd g], or a
+// derived function ([rev h], whose [D [rev h]] is a declaration applied
+// through [fwd [rev h]]). Its pattern is dense.
+func (d *deriver) opaque(g *ir.Func) bool {
+	if g.Kind == ir.EdefFunc || g.Body == nil || len(g.Name.Derivs) > 0 && !ir.IsCL(g) {
+		return true
 	}
-	return sets // the unit pattern of a non-Float is its unit lanes
+	hand := d.lookup("fwd", g)
+	return hand != nil && hand.Kind != ir.DerivedFunc
 }

@@ -23,7 +23,7 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 		if arg.Kind == types.Tuple && len(arg.Elems) == 3 {
 			return arg.Elems[0], true
 		}
-	case "revacc", "vfwd":
+	case "revacc":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 3 {
 			return arg.Elems[0], true
 		}
@@ -66,13 +66,6 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 		// CSR: row offsets, column indices, values.
 		vi := types.VecOf(types.IntegerType)
 		return s, types.TupleOf(vi, vi, types.VecOf(types.FloatType)), ""
-	case "vfwd":
-		// Forward mode along k tangents at once, each Float's tangent
-		// the vector of its k lanes (types.Lanes): one primal, k
-		// directions.
-		ls, _ := types.Lanes(s)
-		lt, _ := types.Lanes(t)
-		return types.TupleOf(s, types.IntegerType, ls), lt, ""
 	case "pattern":
 		// Forward mode over sets of the argument's flat positions: the
 		// sparsity pattern of the Jacobian (types.Pattern).

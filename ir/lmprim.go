@@ -53,8 +53,6 @@ var lmTable = []*Prim{
 		Doc: "(lmApply m dx): apply m : (LM S T) to a tangent of S"},
 	{Name: "lmPattern", Arity: 2, Check: checkLMPattern, LM: true,
 		Doc: "(lmPattern m ps): the sparsity pattern of m : (LM S T) applied to a pattern of S: each Float of T replaced by the union of the sets of the Floats of S it depends on (types.Pattern)"},
-	{Name: "lmApplyLanes", Arity: 3, Check: checkLMApplyLanes, LM: true,
-		Doc: "(lmApplyLanes m k dxs): apply m : (LM S T) to k tangents of S at once, each Float's k lanes a Vec Float (types.Lanes)"},
 	{Name: "lmApplyR", Arity: 2, Check: checkLMApplyR, LM: true,
 		Doc: "(lmApplyR dr m): reverse-apply m : (LM S T) to a cotangent of T"},
 
@@ -264,19 +262,6 @@ func checkLMPattern(p []*types.Type) (*types.Type, string) {
 		return nil, fmt.Sprintf("lmPattern: a map from %s applies to a pattern of type %s, not %s", s, ps, p[1])
 	}
 	return pt, ""
-}
-
-func checkLMApplyLanes(p []*types.Type) (*types.Type, string) {
-	s, t, ok := lmParts(p[0])
-	if !ok || !p[1].Equal(types.IntegerType) {
-		return nil, "lmApplyLanes: expected a linear map, a lane count and tangents, got " + describeParts(p)
-	}
-	ls, _ := types.Lanes(s)
-	lt, _ := types.Lanes(t)
-	if !p[2].Equal(ls) {
-		return nil, fmt.Sprintf("lmApplyLanes: a map from %s applies to lanes of type %s, not %s", s, ls, p[2])
-	}
-	return lt, ""
 }
 
 func checkLMApplyR(p []*types.Type) (*types.Type, string) {

@@ -16,10 +16,9 @@ type sem struct {
 	// tapes holds, for an lmFold whose primal fold was computed from its
 	// tape (rev.splitFold), the tape: reverse-applying it reads that one.
 	tapes map[*ir.Call]ir.Expr
-	// mode says what a tangent is: a tangent, a sparsity pattern
-	// (Pattern) or k tangents at once (Lanes), whose count is lanes.
-	mode  mode
-	lanes ir.Expr
+	// mode says what a tangent is: a tangent or a sparsity pattern
+	// (Pattern).
+	mode mode
 }
 
 // A mode is the kind of tangent a forward application computes.
@@ -28,7 +27,6 @@ type mode int
 const (
 	tangents mode = iota // a tangent (Forward)
 	patterns             // a sparsity pattern (Pattern): sums are unions, scalings keep the set
-	lanes                // k tangents, each Float's a Vec Float (Lanes)
 )
 
 // ap returns m applied to the tangent t, an atom (Figure 4).
@@ -111,11 +109,8 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 		case "lmIndex":
 			return ir.MkPrim(p, "index", a[0], t)
 		case "lmScatter":
-			switch s.mode {
-			case patterns:
+			if s.mode == patterns {
 				return s.patScatter(p, m.Type().To, a[0], a[1], t)
-			case lanes:
-				return s.laneScatter(p, m.Type().To, a[0], a[1], t)
 			}
 			return scatter(p, a[0], ir.Int(p, 1), a[1], t, s.ns)
 		case "lmSum":
@@ -125,24 +120,18 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 			}
 			return ir.MkPrim(p, "sum", t)
 		case "lmRow":
-			switch s.mode {
-			case patterns:
+			if s.mode == patterns {
 				return s.patAll(p, t)
-			case lanes:
-				return s.laneDot(p, a[0], t)
 			}
 			return ir.MkPrim(p, "ts_dot", a[0], t)
 		case "lmCol":
-			switch s.mode {
-			case patterns:
+			if s.mode == patterns {
 				return s.patFill(p, a[0], t)
-			case lanes:
-				return s.laneFill(p, a[0], t)
 			}
 			return ir.MkPrim(p, "ts_scale", t, a[0])
 		case "lmTranspose":
 			if s.mode != tangents {
-				fail(p, "ksc cannot apply a transposed map (%s) to a sparsity pattern or to several tangents at once yet", ir.FormatExpr(m))
+				fail(p, "ksc cannot find the sparsity pattern of a transposed map (%s) yet", ir.FormatExpr(m))
 			}
 			return s.apR(t, a[0])
 		}
@@ -463,11 +452,8 @@ func (s *sem) sparseSum(p ir.Pos, n ir.Expr, lam *ir.Lam, apply func(ir.Expr) ir
 		return nil
 	}
 	titems, tt := ir.ChainItems(apply(ir.WrapChain(items, c.Args[1])))
-	switch s.mode {
-	case patterns:
+	if s.mode == patterns {
 		return s.patScatterSum(p, sc, n, lam.Param, titems, tt)
-	case lanes:
-		return s.laneScatterSum(p, sc, n, lam.Param, titems, tt)
 	}
 	body := ir.WrapChain(titems, ir.MkTuple(p, sc.Args[1], tt))
 	return ir.MkPrim(p, "buildFromSparse", sc.Args[0], n, ir.MkLam(lam.P, lam.Param, body))

@@ -34,8 +34,6 @@ type Resolver interface {
 	Fwd(g *ir.Func) (*ir.Func, error)
 	// Pattern returns [pattern g], which Pattern calls for [D g].
 	Pattern(g *ir.Func) (*ir.Func, error)
-	// Lanes returns [vfwd g], which Lanes calls for [D g].
-	Lanes(g *ir.Func) (*ir.Func, error)
 	FwdFull(g *ir.Func) *ir.Func
 	RevAcc(g *ir.Func) (f *ir.Func, accumulating bool, err error)
 	// Split returns the split passes [suffwdpass g] and [bogrev g] that

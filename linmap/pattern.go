@@ -26,51 +26,33 @@ func Pattern(m, ps ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error)
 // tanType returns the type of the tangents of values of type t: the
 // tangent type, or the pattern type in pattern mode.
 func (s *sem) tanType(t *types.Type) *types.Type {
-	var tt *types.Type
-	ok := true
-	switch s.mode {
-	case patterns:
-		tt, ok = types.Pattern(t)
-	case lanes:
-		tt, ok = types.Lanes(t)
-	default:
-		tt = tangent(t)
+	if s.mode == patterns {
+		pt, ok := types.Pattern(t)
+		if !ok {
+			fail(ir.Pos{}, "internal: %s has no pattern type", t)
+		}
+		return pt
 	}
-	if !ok {
-		fail(ir.Pos{}, "internal: %s has no tangent type", t)
-	}
-	return tt
+	return tangent(t)
 }
 
 // callFwd returns the application of (call of [D g]) c to the tangent t:
-// a call of [fwd g], [pattern g] or [vfwd g].
+// a call of [fwd g], or of [pattern g] in pattern mode.
 func (s *sem) callFwd(c *ir.Call, g *ir.Func, t ir.Expr) ir.Expr {
-	var fwd *ir.Func
-	var err error
-	switch s.mode {
-	case patterns:
+	fwd, err := s.res.Fwd(g)
+	if s.mode == patterns {
 		fwd, err = s.res.Pattern(g)
-	case lanes:
-		fwd, err = s.res.Lanes(g)
-	default:
-		fwd, err = s.res.Fwd(g)
 	}
 	if err != nil {
 		panic(&Error{Pos: c.P, Msg: err.Error()})
-	}
-	if s.mode == lanes {
-		return ir.CallFunc(c.P, fwd, callArg(c), s.lanes, t)
 	}
 	return ir.CallFunc(c.P, fwd, callArg(c), t)
 }
 
 // zeroOf returns the zero tangent of values like ex.
 func (s *sem) zeroOf(p ir.Pos, ex ir.Expr) ir.Expr {
-	switch s.mode {
-	case patterns:
+	if s.mode == patterns {
 		return s.patEmpty(p, ex)
-	case lanes:
-		return s.laneZero(p, ex)
 	}
 	return ir.MkPrim(p, "ts_zero", ex)
 }

@@ -269,7 +269,6 @@ var Derivations = map[string]bool{
 	"fwdfull":    false, // internal: forward mode returning the value too
 	"bogrev":     false, // internal: the reverse pass into an accumulator
 	"pattern":    false, // internal: forward mode over sets, for sparsejac
-	"vfwd":       false, // internal: forward mode along several tangents at once
 }
 
 // reserved are the words that are never identifiers (language.md section 1).

@@ -191,12 +191,12 @@ func parseCSR(t *testing.T, s string) (off, idx []int, vals []float64) {
 // TestSparseJacobianSweeps counts the sweeps of [sparsejac f] with the
 // counting edef, called only by the hand-written [fwd mysin] and [rev
 // mysin] (mysin itself is sin, and its pattern, that of a function whose
-// derivative ksc cannot see, is dense and calls nothing): each lane of
-// [vfwd f] calls [fwd mysin] once per element, and so does each reverse
-// sweep [rev mysin]. So the count is the number of colours times the n
-// elements: 1 for a diagonal, 3 for a tridiagonal Jacobian (not n: the
-// pattern comes from the map's structure, not from sweeps), and one
-// reverse sweep for a Float result; [jac f] by columns takes n lanes.
+// derivative ksc cannot see, is dense and calls nothing): each forward
+// sweep calls [fwd mysin] once per element, and each reverse sweep [rev
+// mysin]. So the count is the number of colours times the n elements: 1
+// for a diagonal, 3 for a tridiagonal Jacobian (not n: the pattern comes
+// from the map's structure, not from sweeps), and one reverse sweep for
+// a Float result; [jac f] by columns takes n sweeps.
 func TestSparseJacobianSweeps(t *testing.T) {
 	cc := countingCC(t)
 	src := `(edef counted Float Float)

@@ -481,11 +481,6 @@ func (t *Type) mangle(b *strings.Builder, limit int) {
 // sparsity pattern. ok is false where Tangent's is.
 func Pattern(t *Type) (pt *Type, ok bool) { return tangentWith(t, VecOf(IntegerType)) }
 
-// Lanes returns the type of k tangents of t at once, as [vfwd f] carries
-// them: its tangent type with each Float replaced by a (Vec Float) of
-// the k lanes. ok is false where Tangent's is.
-func Lanes(t *Type) (lt *Type, ok bool) { return tangentWith(t, VecOf(FloatType)) }
-
 // tangentWith returns the tangent type of t with each Float's tangent
 // float.
 func tangentWith(t, float *Type) (dt *Type, ok bool) {
