@@ -156,6 +156,11 @@ func (d *deriver) floats(p ir.Pos, sh ir.Expr, t *types.Type) ir.Expr {
 	if t.IsUniform() {
 		return ir.Int(p, int64(uniformFloats(t)))
 	}
+	if !ir.IsAtom(sh) {
+		// Bound once: the count of a ragged tensor reads it in a loop.
+		v := d.ns.FreshVar(p, "sh", sh.Type())
+		return ir.MkLet(p, v, sh, d.floats(p, ir.Ref(p, v), t))
+	}
 	switch t.Kind {
 	case types.Tuple:
 		var sum ir.Expr = ir.Int(p, 0)

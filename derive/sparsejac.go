@@ -87,44 +87,46 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 			return let("off", ir.MkGet(p, 1, ref(csr)), func(off *ir.Var) ir.Expr {
 				return let("cols", ir.MkGet(p, 2, ref(csr)), func(cols *ir.Var) ir.Expr {
 					return let("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)), func(m *ir.Var) ir.Expr {
-						n := d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type())
-						return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), n), func(cc *ir.Var) ir.Expr {
-							return let("count", ir.MkGet(p, 2, ref(cc)), func(count *ir.Var) ir.Expr {
-								return let("colours", ir.MkGet(p, 3, ref(cc)), func(colours *ir.Var) ir.Expr {
-									result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
-									// By columns: one [fwd f] per colour c along the
-									// sum of the unit tangents of its columns.
-									byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
-										c := d.ns.FreshVar(p, "c", types.IntegerType)
-										k := d.ns.FreshVar(p, "k", types.IntegerType)
-										one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
-										seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", n, ir.MkLam(p, k, one)), ref(dx))
-										sweep := ir.MkPrim(p, "$flatten", ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart)))
-										return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
-											return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
-												return idx(i, idx(idx(j, ref(colours)), ref(sweeps)))
-											}))
+						return let("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()), func(nv *ir.Var) ir.Expr {
+							n := ref(nv)
+							return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), n), func(cc *ir.Var) ir.Expr {
+								return let("count", ir.MkGet(p, 2, ref(cc)), func(count *ir.Var) ir.Expr {
+									return let("colours", ir.MkGet(p, 3, ref(cc)), func(colours *ir.Var) ir.Expr {
+										result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
+										// By columns: one [fwd f] per colour c along the
+										// sum of the unit tangents of its columns.
+										byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
+											c := d.ns.FreshVar(p, "c", types.IntegerType)
+											k := d.ns.FreshVar(p, "k", types.IntegerType)
+											one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
+											seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", n, ir.MkLam(p, k, one)), ref(dx))
+											sweep := ir.MkPrim(p, "$flatten", ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart)))
+											return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
+												return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
+													return idx(i, idx(idx(j, ref(colours)), ref(sweeps)))
+												}))
+											})
 										})
-									})
-									// By rows: one [sufrevpass f] per colour c along
-									// the sum of the unit cotangents of its rows.
-									byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
-										return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
-											return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
-												c := d.ns.FreshVar(p, "c", types.IntegerType)
-												k := d.ns.FreshVar(p, "k", types.IntegerType)
-												one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
-												seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, k, one)), ref(dy))
-												sweep := ir.MkPrim(p, "$flatten", chosen(ir.CallFunc(p, revPass, seed, ref(b))))
-												return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
-													return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
-														return idx(j, idx(idx(i, ref(colours)), ref(sweeps)))
-													}))
+										// By rows: one [sufrevpass f] per colour c along
+										// the sum of the unit cotangents of its rows.
+										byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
+											return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
+												return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
+													c := d.ns.FreshVar(p, "c", types.IntegerType)
+													k := d.ns.FreshVar(p, "k", types.IntegerType)
+													one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
+													seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, k, one)), ref(dy))
+													sweep := ir.MkPrim(p, "$flatten", chosen(ir.CallFunc(p, revPass, seed, ref(b))))
+													return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
+														return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
+															return idx(j, idx(idx(i, ref(colours)), ref(sweeps)))
+														}))
+													})
 												})
 											})
 										})
+										return ir.MkIf(p, ir.MkGet(p, 1, ref(cc)), byRow, byCol)
 									})
-									return ir.MkIf(p, ir.MkGet(p, 1, ref(cc)), byRow, byCol)
 								})
 							})
 						})
