@@ -41,10 +41,6 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
 	f.Params, f.OneParam = []*ir.Var{x}, true
 	ref := func(v *ir.Var) ir.Expr { return ir.Ref(p, v) }
-	let := func(base string, rhs ir.Expr, body func(v *ir.Var) ir.Expr) ir.Expr {
-		v := d.ns.FreshVar(p, base, rhs.Type())
-		return ir.MkLet(p, v, rhs, body(v))
-	}
 	// unit is the k-th unit vector of the space whose zero is zero.
 	unit := func(size, k, zero *ir.Var) ir.Expr {
 		return ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "deltaVec", ref(size), ref(k), ir.Float(p, 1)), ref(zero))
@@ -70,38 +66,34 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	// spread into one of x with zeros elsewhere; a gradient is cut down
 	// to those arguments' parts.
 	wrt, chosen := d.columns(f, p)
-	spread := func(u ir.Expr) ir.Expr { return d.wrtSpread(p, wrt, ref(x), u, d.zeroPart) }
-	var argShape ir.Expr = ir.MkPrim(p, "$shape", ref(x))
-	argType := f.Arg
-	if wrt != nil {
-		argShape = ir.MkPrim(p, "$shape", chosen(ref(x)))
-		argType = chosen(ref(x)).Type()
+
+	// n columns, m rows, counted from the shapes of x and of f's result.
+	l := &lets{ns: d.ns, p: p}
+	dx := l.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
+	n := l.bind("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()))
+	shy := l.bind("sh", ir.CallFunc(p, sh, ref(x)))
+	dy := l.bind("dy", ir.MkPrim(p, "ts_zero", ir.MkPrim(p, "$zerosOfShape", ref(shy), &ir.Dummy{P: p, T: base.Result})))
+	m := l.bind("m", d.floats(p, ref(shy), base.Result))
+
+	// By columns: [fwd f] at each unit tangent.
+	cl := &lets{ns: d.ns, p: p}
+	cols := cl.bind("cols", vectors(n, func(j *ir.Var) ir.Expr {
+		return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), unit(n, j, dx), d.zeroPart))
+	}))
+	byCol := cl.in(matrix(m, n, cols, false))
+	if byColsOnly {
+		f.Body = l.in(byCol)
+		return
 	}
-	f.Body = let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
-		return let("n", d.floats(p, argShape, argType), func(n *ir.Var) ir.Expr {
-			return let("sh", ir.CallFunc(p, sh, ref(x)), func(shy *ir.Var) ir.Expr {
-				y := ir.MkPrim(p, "$zerosOfShape", ref(shy), &ir.Dummy{P: p, T: base.Result})
-				return let("dy", ir.MkPrim(p, "ts_zero", y), func(dy *ir.Var) ir.Expr {
-					return let("m", d.floats(p, ref(shy), base.Result), func(m *ir.Var) ir.Expr {
-						byCol := let("cols", vectors(n, func(j *ir.Var) ir.Expr {
-							return ir.CallFunc(p, fw, ref(x), spread(unit(n, j, dx)))
-						}), func(cols *ir.Var) ir.Expr { return matrix(m, n, cols, false) })
-						if byColsOnly {
-							return byCol
-						}
-						byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
-							return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
-								return let("rows", vectors(m, func(i *ir.Var) ir.Expr {
-									return chosen(ir.CallFunc(p, revPass, unit(m, i, dy), ref(b)))
-								}), func(rows *ir.Var) ir.Expr { return matrix(m, n, rows, true) })
-							})
-						})
-						return ir.MkIf(p, ir.MkPrim(p, "lte", ref(n), ref(m)), byCol, byRow)
-					})
-				})
-			})
-		})
-	})
+	// By rows: [sufrevpass f] at each unit cotangent, from one BOG.
+	rw := &lets{ns: d.ns, p: p}
+	pb := rw.bind("pb", ir.CallFunc(p, fwdPass, ref(x)))
+	bog := rw.bind("bog", ir.MkGet(p, 2, ref(pb)))
+	rows := rw.bind("rows", vectors(m, func(i *ir.Var) ir.Expr {
+		return chosen(ir.CallFunc(p, revPass, unit(m, i, dy), ref(bog)))
+	}))
+	byRow := rw.in(matrix(m, n, rows, true))
+	f.Body = l.in(ir.MkIf(p, ir.MkPrim(p, "lte", ref(n), ref(m)), byCol, byRow))
 }
 
 // columns returns the positions of the arguments whose Floats are the

@@ -36,8 +36,8 @@ func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 // of a colour share a row, one [fwd f] per colour along the sum of its
 // unit vectors, or the rows coloured so that no two share a column, one
 // [sufrevpass f] per colour from one BOG; whichever needs fewer (Curtis,
-// Powell and Reid's compression, greedy colouring: $colour). [sparsejac f I...] has the columns of the arguments at the
-// positions I only.
+// Powell and Reid's compression, greedy colouring: $colour). [sparsejac
+// f I...] has the columns of the arguments at the positions I only.
 func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	if len(base.Name.Derivs) > 0 && !ir.IsCL(base) {
 		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function is not supported; use [jac %s]", f.FullName(), base.Name)
@@ -59,82 +59,94 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
 	f.Params, f.OneParam = []*ir.Var{x}, true
 	ref := func(v *ir.Var) ir.Expr { return ir.Ref(p, v) }
-	let := func(base string, rhs ir.Expr, body func(v *ir.Var) ir.Expr) ir.Expr {
-		v := d.ns.FreshVar(p, base, rhs.Type())
-		return ir.MkLet(p, v, rhs, body(v))
-	}
 	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
 	add := func(a, b ir.Expr) ir.Expr { return ir.MkPrim(p, "add", a, b) }
 	// The columns are those of the arguments at the positions wrt
 	// ([sparsejac f I...]), or all: the others' Floats depend on nothing,
 	// their tangents are zero and their gradients are dropped.
 	wrt, chosen := d.columns(f, p)
-	// entries reads the values from the sweeps: entry k (row i, column j)
-	// is at(i, j).
-	entries := func(m, off, cols *ir.Var, at func(i, j ir.Expr) ir.Expr) ir.Expr {
+
+	// The pattern, in CSR form, and its colouring.
+	l := &lets{ns: d.ns, p: p}
+	sets := l.bind("sets", d.seedSets(p, wrt, ref(x), chosen(ref(x))))
+	csr := l.bind("csr", ir.MkPrim(p, "$patternCSR", ir.CallFunc(p, pat, ref(x), ref(sets))))
+	off := l.bind("off", ir.MkGet(p, 1, ref(csr)))
+	cols := l.bind("cols", ir.MkGet(p, 2, ref(csr)))
+	m := l.bind("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)))
+	n := l.bind("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()))
+	cc := l.bind("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), ref(n)))
+	count := l.bind("count", ir.MkGet(p, 2, ref(cc)))
+	colours := l.bind("colours", ir.MkGet(p, 3, ref(cc)))
+
+	// sweeps makes one sweep per colour c, each of the seed whose
+	// size Floats (in the structure of zero) are 1 where colours says c.
+	sweeps := func(size, zero *ir.Var, sweep func(seed ir.Expr) ir.Expr) ir.Expr {
+		c := d.ns.FreshVar(p, "c", types.IntegerType)
+		k := d.ns.FreshVar(p, "k", types.IntegerType)
+		one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
+		seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ref(size), ir.MkLam(p, k, one)), ref(zero))
+		return ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, ir.MkPrim(p, "$flatten", sweep(seed))))
+	}
+	// result is the CSR triple, entry k (row i, column j) at(i, j).
+	result := func(at func(i, j ir.Expr) ir.Expr) ir.Expr {
 		i := d.ns.FreshVar(p, "i", types.IntegerType)
 		q := d.ns.FreshVar(p, "q", types.IntegerType)
-		row := let("o", idx(ref(i), ref(off)), func(o *ir.Var) ir.Expr {
-			length := ir.MkPrim(p, "sub", idx(add(ref(i), ir.Int(p, 1)), ref(off)), ref(o))
-			entry := let("j", idx(add(ref(o), ref(q)), ref(cols)), func(j *ir.Var) ir.Expr { return at(ref(i), ref(j)) })
-			return ir.MkPrim(p, "build", length, ir.MkLam(p, q, entry))
-		})
-		return ir.MkPrim(p, "$flatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, i, row)))
+		rl := &lets{ns: d.ns, p: p}
+		o := rl.bind("o", idx(ref(i), ref(off)))
+		el := &lets{ns: d.ns, p: p}
+		j := el.bind("j", idx(add(ref(o), ref(q)), ref(cols)))
+		length := ir.MkPrim(p, "sub", idx(add(ref(i), ir.Int(p, 1)), ref(off)), ref(o))
+		row := rl.in(ir.MkPrim(p, "build", length, ir.MkLam(p, q, el.in(at(ref(i), ref(j))))))
+		vals := ir.MkPrim(p, "$flatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, i, row)))
+		return ir.MkTuple(p, ref(off), ref(cols), vals)
 	}
-	seedSets := d.seedSets(p, wrt, ref(x), chosen(ref(x)))
-	f.Body = let("sets", seedSets, func(sets *ir.Var) ir.Expr {
-		return let("csr", ir.MkPrim(p, "$patternCSR", ir.CallFunc(p, pat, ref(x), ref(sets))), func(csr *ir.Var) ir.Expr {
-			return let("off", ir.MkGet(p, 1, ref(csr)), func(off *ir.Var) ir.Expr {
-				return let("cols", ir.MkGet(p, 2, ref(csr)), func(cols *ir.Var) ir.Expr {
-					return let("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)), func(m *ir.Var) ir.Expr {
-						return let("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()), func(nv *ir.Var) ir.Expr {
-							n := ref(nv)
-							return let("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), n), func(cc *ir.Var) ir.Expr {
-								return let("count", ir.MkGet(p, 2, ref(cc)), func(count *ir.Var) ir.Expr {
-									return let("colours", ir.MkGet(p, 3, ref(cc)), func(colours *ir.Var) ir.Expr {
-										result := func(vals ir.Expr) ir.Expr { return ir.MkTuple(p, ref(off), ref(cols), vals) }
-										// By columns: one [fwd f] per colour c along the
-										// sum of the unit tangents of its columns.
-										byCol := let("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))), func(dx *ir.Var) ir.Expr {
-											c := d.ns.FreshVar(p, "c", types.IntegerType)
-											k := d.ns.FreshVar(p, "k", types.IntegerType)
-											one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
-											seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", n, ir.MkLam(p, k, one)), ref(dx))
-											sweep := ir.MkPrim(p, "$flatten", ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart)))
-											return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
-												return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
-													return idx(i, idx(idx(j, ref(colours)), ref(sweeps)))
-												}))
-											})
-										})
-										// By rows: one [sufrevpass f] per colour c along
-										// the sum of the unit cotangents of its rows.
-										byRow := let("pb", ir.CallFunc(p, fwdPass, ref(x)), func(pb *ir.Var) ir.Expr {
-											return let("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))), func(dy *ir.Var) ir.Expr {
-												return let("bog", ir.MkGet(p, 2, ref(pb)), func(b *ir.Var) ir.Expr {
-													c := d.ns.FreshVar(p, "c", types.IntegerType)
-													k := d.ns.FreshVar(p, "k", types.IntegerType)
-													one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
-													seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, k, one)), ref(dy))
-													sweep := ir.MkPrim(p, "$flatten", chosen(ir.CallFunc(p, revPass, seed, ref(b))))
-													return let("sweeps", ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, sweep)), func(sweeps *ir.Var) ir.Expr {
-														return result(entries(m, off, cols, func(i, j ir.Expr) ir.Expr {
-															return idx(j, idx(idx(i, ref(colours)), ref(sweeps)))
-														}))
-													})
-												})
-											})
-										})
-										return ir.MkIf(p, ir.MkGet(p, 1, ref(cc)), byRow, byCol)
-									})
-								})
-							})
-						})
-					})
-				})
-			})
-		})
-	})
+
+	// By columns: one [fwd f] per colour along the sum of the unit
+	// tangents of its columns; entry (i, j) is row i of the sweep of j's
+	// colour.
+	cl := &lets{ns: d.ns, p: p}
+	dx := cl.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
+	colSweeps := cl.bind("sweeps", sweeps(n, dx, func(seed ir.Expr) ir.Expr {
+		return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart))
+	}))
+	byCol := cl.in(result(func(i, j ir.Expr) ir.Expr { return idx(i, idx(idx(j, ref(colours)), ref(colSweeps))) }))
+
+	// By rows: one [sufrevpass f] per colour, from one BOG, along the sum
+	// of the unit cotangents of its rows; entry (i, j) is column j of
+	// the sweep of i's colour.
+	rw := &lets{ns: d.ns, p: p}
+	pb := rw.bind("pb", ir.CallFunc(p, fwdPass, ref(x)))
+	dy := rw.bind("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))))
+	bog := rw.bind("bog", ir.MkGet(p, 2, ref(pb)))
+	rowSweeps := rw.bind("sweeps", sweeps(m, dy, func(seed ir.Expr) ir.Expr {
+		return chosen(ir.CallFunc(p, revPass, seed, ref(bog)))
+	}))
+	byRow := rw.in(result(func(i, j ir.Expr) ir.Expr { return idx(j, idx(idx(i, ref(colours)), ref(rowSweeps))) }))
+
+	f.Body = l.in(ir.MkIf(p, ir.MkGet(p, 1, ref(cc)), byRow, byCol))
+}
+
+// lets builds a chain of lets, each bound to a fresh variable.
+type lets struct {
+	ns    *ir.Names
+	p     ir.Pos
+	items []*ir.Let
+}
+
+// bind adds the let of a fresh variable named from base to rhs and
+// returns the variable.
+func (l *lets) bind(base string, rhs ir.Expr) *ir.Var {
+	v := l.ns.FreshVar(l.p, base, rhs.Type())
+	l.items = append(l.items, &ir.Let{P: l.p, Vars: []*ir.Var{v}, Rhs: rhs})
+	return v
+}
+
+// in returns the chain of lets around body.
+func (l *lets) in(body ir.Expr) ir.Expr {
+	for i := len(l.items) - 1; i >= 0; i-- {
+		body = ir.MkLet(l.p, l.items[i].Vars[0], l.items[i].Rhs, body)
+	}
+	return body
 }
 
 // seedSets returns the pattern of the argument x of [sparsejac f I...]

@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ksc-lang/ksc/driver"
+	"github.com/ksc-lang/ksc/internal/ksgen"
 	"github.com/ksc-lang/ksc/ir"
 )
 
@@ -275,6 +279,76 @@ func TestJacobianShapeOutsideLoops(t *testing.T) {
 		walk(f.Body, 0)
 		if shapes == 0 || inLoops > 0 {
 			t.Errorf("%s: %d $shape, %d of them in a loop; want some, none in a loop\n%s", name, shapes, inLoops, ir.FormatExpr(f.Body))
+		}
+	}
+}
+
+// TestRandomSparseJacobians compares, for random programs (internal/ksgen,
+// from seed -random.seed on, 60 of them, 20 with -short), [sparsejac f],
+// as a dense matrix, with [jac f], in C: the pattern, found by a walk of
+// its own over the map's structure, must miss no entry the sweeps of
+// [jac f] see, and the compressed sweeps must give the same values (to
+// rounding: a sweep adds the columns of a colour). A pattern entry whose
+// value is zero is allowed (a structural dependence through a value that
+// is zero).
+func TestRandomSparseJacobians(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("C only")
+	}
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	rng := rand.New(rand.NewSource(3))
+	var defs, mains strings.Builder
+	var calls, names []string
+	for seed := *randomSeed; seed < *randomSeed+int64(n); seed++ {
+		p := ksgen.Generate(seed, fmt.Sprintf("p%d_", seed))
+		args, dr := p.Specs()
+		c := &check{name: p.Entry().Name, args: specs(args), dr: spec(dr)}
+		x, _, _ := c.point(rng)
+		defs.WriteString(p.Defs())
+		fmt.Fprintf(&mains, "(def sj$%[1]s Integer ()\n  (let (x %[2]s)\n    (print %[3]q ([jac %[1]s] x) \"\\n\" %[4]q ([sparsejac %[1]s] x) \"\\n\")))\n",
+			c.name, x, c.name+" jac ", c.name+" sparse ")
+		calls = append(calls, fmt.Sprintf("(sj$%s)", c.name))
+		names = append(names, c.name)
+	}
+	file := filepath.Join(t.TempDir(), "sparse.ks")
+	src := defs.String() + mains.String() + "(def main Integer ()\n  " + sumOf(calls) + ")\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runProgramWith(t, "c", driver.Options{}, file)
+	if r.code != 0 {
+		t.Fatalf("status %d\n%s", r.code, r.stderr)
+	}
+	lines := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if f := strings.SplitN(line, " ", 3); len(f) == 3 {
+			lines[f[0]+" "+f[1]] = f[2]
+		}
+	}
+	for _, name := range names {
+		dense := parseMatrix(t, lines[name+" jac"])
+		cols := 0
+		if len(dense) > 0 {
+			cols = len(dense[0])
+		}
+		off, idx, vals := parseCSR(t, lines[name+" sparse"])
+		checkCSR(t, name, off, idx, vals, len(dense), cols)
+		for i, row := range dense {
+			k := off[i]
+			for j, want := range row {
+				got := 0.0
+				if k < off[i+1] && idx[k] == j {
+					got = vals[k]
+					k++
+				}
+				if d := math.Abs(got - want); !(d <= 1e-9*(1+math.Abs(want))) {
+					t.Errorf("%s: [sparsejac] gives J[%d][%d] = %g, [jac] %g", name, i, j, got, want)
+				}
+			}
 		}
 	}
 }
