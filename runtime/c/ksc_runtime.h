@@ -622,7 +622,7 @@ static KS_UNUSED int64_t ks_greedy(const int64_t *tptr, const int64_t *tidx, con
  * (n, or m, entries) to colour, which has room for both, and returns the
  * number of colours. A malformed pattern is a runtime error. */
 static KS_UNUSED int64_t ks_colour(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, bool *by_rows, int64_t *colour) {
-  if (m < 0 || n < 0 || (m > 0 ? off[0] != 0 || off[m] != nnz : nnz != 0)) ks_fail(ctx, pos, "malformed sparsity pattern");
+  if (m < 0 || n < 0 || off[0] != 0 || off[m] != nnz) ks_fail(ctx, pos, "malformed sparsity pattern");
   int64_t lb_cols = 0, lb_rows = 0;
   for (int64_t i = 0; i < m; i++) {
     if (off[i + 1] < off[i]) ks_fail(ctx, pos, "malformed sparsity pattern: offsets decrease at row %" PRId64, i);
