@@ -19,21 +19,16 @@ import (
 // runs no sweep. [jac f I...] has the columns of the arguments at the
 // positions I only.
 func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
-	sh, err := d.need("shape", base, p)
-	var fw *ir.Func
-	if err == nil {
-		fw, err = d.need("fwd", base, p)
-	}
-	if err != nil {
-		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+	fs, ok := d.needs(f, base, p, "shape", "fwd")
+	if !ok {
 		return
 	}
+	sh, fw := fs[0], fs[1]
 	// A derived function's Jacobian is by columns only: its split passes
 	// are not made (nested.go).
 	byColsOnly := len(base.Name.Derivs) > 0 && !ir.IsCL(base)
 	var fwdPass, revPass *ir.Func
 	if !byColsOnly {
-		var ok bool
 		if fwdPass, revPass, ok = d.splitPasses(base, p); !ok {
 			return
 		}
@@ -94,6 +89,21 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	}))
 	byRow := rw.in(matrix(m, n, rows, true))
 	f.Body = l.in(ir.MkIf(p, ir.MkPrim(p, "lte", ref(n), ref(m)), byCol, byRow))
+}
+
+// needs returns [deriv base] for each deriv, or reports why f, which
+// calls them, cannot be generated.
+func (d *deriver) needs(f, base *ir.Func, p ir.Pos, derivs ...string) ([]*ir.Func, bool) {
+	fs := make([]*ir.Func, len(derivs))
+	for i, deriv := range derivs {
+		g, err := d.need(deriv, base, p)
+		if err != nil {
+			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+			return nil, false
+		}
+		fs[i] = g
+	}
+	return fs, true
 }
 
 // columns returns the positions of the arguments whose Floats are the

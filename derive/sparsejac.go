@@ -43,15 +43,11 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function is not supported; use [jac %s]", f.FullName(), base.Name)
 		return
 	}
-	pat, err := d.need("pattern", base, p)
-	var fw *ir.Func
-	if err == nil {
-		fw, err = d.need("fwd", base, p)
-	}
-	if err != nil {
-		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+	fs, ok := d.needs(f, base, p, "pattern", "fwd")
+	if !ok {
 		return
 	}
+	pat, fw := fs[0], fs[1]
 	fwdPass, revPass, ok := d.splitPasses(base, p)
 	if !ok {
 		return
