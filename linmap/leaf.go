@@ -109,26 +109,13 @@ func (s *sem) ap(m, t ir.Expr) ir.Expr {
 		case "lmIndex":
 			return ir.MkPrim(p, "index", a[0], t)
 		case "lmScatter":
-			if s.mode == patterns {
-				return s.patScatter(p, m.Type().To, a[0], a[1], t)
-			}
-			return scatter(p, a[0], ir.Int(p, 1), a[1], t, s.ns)
+			return s.scatterOne(p, m.Type().To, a[0], a[1], t)
 		case "lmSum":
-			if s.mode == patterns {
-				i := s.ns.FreshVar(p, "i", types.IndexType(t.Type().Rank))
-				return s.patSum(p, ir.MkPrim(p, "size", t), i, ir.MkPrim(p, "index", ir.Ref(p, i), t))
-			}
-			return ir.MkPrim(p, "sum", t)
+			return s.sumElems(p, t)
 		case "lmRow":
-			if s.mode == patterns {
-				return s.patAll(p, t)
-			}
-			return ir.MkPrim(p, "ts_dot", a[0], t)
+			return s.dot(p, a[0], t)
 		case "lmCol":
-			if s.mode == patterns {
-				return s.patFill(p, a[0], t)
-			}
-			return ir.MkPrim(p, "ts_scale", t, a[0])
+			return s.fill(p, a[0], t)
 		case "lmTranspose":
 			if s.mode != tangents {
 				fail(p, "ksc cannot find the sparsity pattern of a transposed map (%s) yet", ir.FormatExpr(m))

@@ -81,6 +81,42 @@ func (s *sem) sumOver(p ir.Pos, n ir.Expr, lam *ir.Lam, body ir.Expr) ir.Expr {
 	return ir.MkPrim(p, "sumbuild", n, ir.MkLam(lam.P, lam.Param, body))
 }
 
+// scatterOne returns (lmScatter sh j ex), whose target has type tt,
+// applied to t: zeros but t at j.
+func (s *sem) scatterOne(p ir.Pos, tt *types.Type, sh, j, t ir.Expr) ir.Expr {
+	if s.mode == patterns {
+		return s.patScatter(p, tt, sh, j, t)
+	}
+	return scatter(p, sh, ir.Int(p, 1), j, t, s.ns)
+}
+
+// sumElems returns (lmSum) applied to t, a tensor: its elements' sum.
+func (s *sem) sumElems(p ir.Pos, t ir.Expr) ir.Expr {
+	if s.mode == patterns {
+		i := s.ns.FreshVar(p, "i", types.IndexType(t.Type().Rank))
+		return s.patSum(p, ir.MkPrim(p, "size", t), i, ir.MkPrim(p, "index", ir.Ref(p, i), t))
+	}
+	return ir.MkPrim(p, "sum", t)
+}
+
+// dot returns (lmRow a) applied to t: a Float (in pattern mode, the
+// union of all of t's sets).
+func (s *sem) dot(p ir.Pos, a, t ir.Expr) ir.Expr {
+	if s.mode == patterns {
+		return s.patAll(p, t)
+	}
+	return ir.MkPrim(p, "ts_dot", a, t)
+}
+
+// fill returns (lmCol a) applied to t, a Float's tangent: a's shape,
+// each Float scaled by t (in pattern mode, the set t).
+func (s *sem) fill(p ir.Pos, a, t ir.Expr) ir.Expr {
+	if s.mode == patterns {
+		return s.patFill(p, a, t)
+	}
+	return ir.MkPrim(p, "ts_scale", t, a)
+}
+
 // emptySet is the empty (Vec Integer).
 func (s *sem) emptySet(p ir.Pos) ir.Expr {
 	i := s.ns.FreshVar(p, "i", types.IntegerType)
