@@ -188,6 +188,17 @@ func (d *deriver) generate(f *ir.Func) {
 			return
 		}
 		x, dx := d.params(f, "x", "dx")
+		wrt, _ := d.columns(f.Name.Wrt, base.Arg, p)
+		if wrt != nil {
+			// [fwd f I]: the tangent written out, zeros for the arguments
+			// not at I, so that forward mode sees those parts are zero
+			// and computes nothing from them (linmap.Forward's
+			// structural zeros).
+			dx = d.spreadTangent(p, wrt, x, dx)
+		}
+		if len(base.Name.Derivs) == 0 || ir.IsCL(base) {
+			d.needActive(base, wrt, p) // activity.go
+		}
 		f.Body = ir.MkPrim(p, "lmApply", ir.CallFunc(p, dg, x), dx)
 		if deriv == "fwdfull" {
 			// (tuple (f x) (lmApply ([D f] x) dx)): the optimiser
@@ -473,6 +484,7 @@ func (d *deriver) prepare(g *ir.Func) (*prepared, error) {
 	body = lower.Builds(body, d.ns)
 	if len(g.Name.Derivs) > 0 {
 		body = ifoldsAsFolds(body, d.ns)
+		body = d.chosenAsFull(body)
 	}
 	if d.eff == nil {
 		d.eff = lower.ComputeEffects(d.prog)

@@ -19,11 +19,16 @@ import (
 // runs no sweep. [jac f I...] has the columns of the arguments at the
 // positions I only.
 func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
-	fs, ok := d.needs(f, base, p, "shape", "fwd")
+	fs, ok := d.needs(f, base, p, "shape")
 	if !ok {
 		return
 	}
-	sh, fw := fs[0], fs[1]
+	sh := fs[0]
+	wrt, chosen := d.columns(f.Name.Wrt, f.Arg, p)
+	sweep, ok := d.forwardSweep(f, base, wrt, p)
+	if !ok {
+		return
+	}
 	// A derived function's Jacobian is by columns only: its split passes
 	// are not made (nested.go).
 	byColsOnly := len(base.Name.Derivs) > 0 && !ir.IsCL(base)
@@ -57,10 +62,9 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 		return ir.MkPrim(p, "build", ir.MkTuple(p, ref(m), ref(n)), ir.MkLam(p, ij, elem))
 	}
 	// The columns are those of the arguments at the positions wrt ([jac f
-	// I...]), or all. A tangent of those arguments (made by $unflatten) is
-	// spread into one of x with zeros elsewhere; a gradient is cut down
-	// to those arguments' parts.
-	wrt, chosen := d.columns(f, p)
+	// I...]), or all: a tangent of those arguments (made by $unflatten) is
+	// swept by [fwd f I...]; a gradient is cut down to those arguments'
+	// parts.
 
 	// n columns, m rows, counted from the shapes of x and of f's result.
 	l := &lets{ns: d.ns, p: p}
@@ -73,7 +77,7 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	// By columns: [fwd f] at each unit tangent.
 	cl := &lets{ns: d.ns, p: p}
 	cols := cl.bind("cols", vectors(n, func(j *ir.Var) ir.Expr {
-		return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), unit(n, j, dx), d.zeroPart))
+		return sweep(ref(x), unit(n, j, dx))
 	}))
 	byCol := cl.in(matrix(m, n, cols, false))
 	if byColsOnly {
@@ -106,21 +110,61 @@ func (d *deriver) needs(f, base *ir.Func, p ir.Pos, derivs ...string) ([]*ir.Fun
 	return fs, true
 }
 
-// columns returns the positions of the arguments whose Floats are the
-// columns of f, [jac g I...] or [sparsejac g I...] (nil: all of them),
-// and the function cutting a value of the argument's type, or its
-// gradient, down to those arguments' parts.
-func (d *deriver) columns(f *ir.Func, p ir.Pos) (wrt []int, chosen func(ir.Expr) ir.Expr) {
-	wrt = f.Name.Wrt
-	if f.Arg.Kind != types.Tuple {
+// forwardSweep returns the function making a forward sweep of base at x
+// along u, a tangent of the arguments at the positions wrt (nil: all),
+// for f: a call of [fwd base I...], whose other arguments' tangents are
+// structural zeros (nothing is computed from them), or for a derived
+// function, which has no such derivation, of [fwd base] at u spread with
+// zeros.
+func (d *deriver) forwardSweep(f, base *ir.Func, wrt []int, p ir.Pos) (func(x, u ir.Expr) ir.Expr, bool) {
+	if wrt != nil && (len(base.Name.Derivs) == 0 || ir.IsCL(base)) {
+		fw, err := d.needWrt("fwd", base, wrt, p)
+		if err != nil {
+			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+			return nil, false
+		}
+		return func(x, u ir.Expr) ir.Expr { return ir.CallFunc(p, fw, x, u) }, true
+	}
+	fs, ok := d.needs(f, base, p, "fwd")
+	if !ok {
+		return nil, false
+	}
+	return func(x, u ir.Expr) ir.Expr {
+		return ir.CallFunc(p, fs[0], x, d.wrtSpread(p, wrt, x, u, d.zeroPart))
+	}, true
+}
+
+// columns returns the positions wrt of the arguments, of a function
+// taking arg, that a derivation [X g I...] differentiates (nil: all of
+// them; [jac g I...]'s columns), and the function cutting a value of
+// arg, or its gradient, down to those arguments' parts.
+func (d *deriver) columns(wrt []int, arg *types.Type, p ir.Pos) ([]int, func(ir.Expr) ir.Expr) {
+	if arg.Kind != types.Tuple {
 		wrt = nil // the only position is 0
 	}
 	return wrt, func(e ir.Expr) ir.Expr {
 		if wrt == nil {
 			return e
 		}
-		return d.wrtParts(p, wrt, f.Arg, e)
+		return d.wrtParts(p, wrt, arg, e)
 	}
+}
+
+// spreadTangent returns the tangent of x, whose type is a tuple, made of
+// u, an atom holding the tangents of the fields at the positions wrt
+// (one, or a tuple of them), and zeros elsewhere: a tuple written out.
+func (d *deriver) spreadTangent(p ir.Pos, wrt []int, x, u ir.Expr) ir.Expr {
+	parts := make([]ir.Expr, len(x.Type().Elems))
+	for j := range parts {
+		parts[j] = d.zeroPart(p, ir.MkGet(p, j+1, x))
+	}
+	for k, j := range wrt {
+		parts[j] = ir.Copy(u, p)
+		if len(wrt) > 1 {
+			parts[j] = ir.MkGet(p, k+1, ir.Copy(u, p))
+		}
+	}
+	return ir.MkTuple(p, parts...)
 }
 
 // wrtSpread returns, for the parts u of a value at the positions wrt of

@@ -106,7 +106,11 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 		// By columns of [fwd [rev g]] (jacBody), or dense (patternBody).
 		return false
 	}
-	if f.Name.Wrt != nil || deriv != "fwd" && deriv != "rev" && deriv != "fwdfull" && deriv != "revacc" && deriv != "D" {
+	if f.Name.Wrt != nil {
+		d.errorf(p, "ksc cannot generate %s: derivations of %s take no positions; differentiate with respect to all its arguments", f.FullName(), inner.Name)
+		return true
+	}
+	if deriv != "fwd" && deriv != "rev" && deriv != "fwdfull" && deriv != "revacc" && deriv != "D" {
 		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)
 		return true
 	}
@@ -231,7 +235,7 @@ func (d *deriver) needWrt(deriv string, g *ir.Func, wrt []int, pos ir.Pos) (*ir.
 	}
 	arg, res, msg := ir.DerivedSig(deriv, g.Arg, g.Result, nil)
 	if msg == "" {
-		res, msg = ir.WrtResult(deriv, wrt, g.Arg, res)
+		arg, res, msg = ir.WrtSig(deriv, wrt, g.Arg, arg, res)
 	}
 	if msg != "" {
 		return nil, fmt.Errorf("ksc cannot differentiate %s: %s", g.FullName(), msg)

@@ -43,11 +43,11 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function is not supported; use [jac %s]", f.FullName(), base.Name)
 		return
 	}
-	fs, ok := d.needs(f, base, p, "pattern", "fwd")
+	fs, ok := d.needs(f, base, p, "pattern")
 	if !ok {
 		return
 	}
-	pat, fw := fs[0], fs[1]
+	pat := fs[0]
 	fwdPass, revPass, ok := d.splitPasses(base, p)
 	if !ok {
 		return
@@ -60,7 +60,11 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	// The columns are those of the arguments at the positions wrt
 	// ([sparsejac f I...]), or all: the others' Floats depend on nothing,
 	// their tangents are zero and their gradients are dropped.
-	wrt, chosen := d.columns(f, p)
+	wrt, chosen := d.columns(f.Name.Wrt, f.Arg, p)
+	sweep, ok := d.forwardSweep(f, base, wrt, p)
+	if !ok {
+		return
+	}
 
 	// The pattern, in CSR form, and its colouring.
 	l := &lets{ns: d.ns, p: p}
@@ -103,7 +107,7 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	cl := &lets{ns: d.ns, p: p}
 	dx := cl.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
 	colSweeps := cl.bind("sweeps", sweeps(n, dx, func(seed ir.Expr) ir.Expr {
-		return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), seed, d.zeroPart))
+		return sweep(ref(x), seed)
 	}))
 	byCol := cl.in(result(func(i, j ir.Expr) ir.Expr { return idx(i, idx(idx(j, ref(colours)), ref(colSweeps))) }))
 

@@ -98,17 +98,21 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 	return nil, nil, "unknown derivation " + deriv
 }
 
-// WrtResult returns the result type of [deriv f I], f : s -> t, which
-// differentiates with respect to the arguments at the positions I only,
-// given res, that of [deriv f]: the tangent of the argument at I's one
-// position, or the tuple of the tangents at its positions, in place of
-// the whole gradient. The positions index the fields of s if it is a
-// tuple; otherwise the only position is 0. Only rev, vrev and jac take
-// positions ([jac f I] has the Jacobian's type, with the columns of the
-// arguments at I only).
-func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string) {
-	if deriv != "rev" && deriv != "vrev" && deriv != "jac" && deriv != "sparsejac" {
-		return nil, "only [rev f ...], [vrev f ...], [jac f ...] and [sparsejac f ...] take the positions of the arguments to differentiate"
+// WrtSig returns the argument and result types of [deriv f I], f : s ->
+// t, which differentiates with respect to the arguments at the positions
+// I only, given arg and res, those of [deriv f]. The positions index the
+// fields of s if it is a tuple; otherwise the only position is 0. The
+// tangent or gradient of the arguments at I is that of I's one argument,
+// or the tuple of theirs: [rev f I] and [vrev f I] return it in place of
+// the whole gradient, [fwd f I] and [fwdfull f I] take it in place of
+// the whole tangent (the others' tangents are zero), and [jac f I] and
+// [sparsejac f I] have the Jacobian's type, with the columns of the
+// arguments at I only.
+func WrtSig(deriv string, wrt []int, s, arg, res *types.Type) (*types.Type, *types.Type, string) {
+	switch deriv {
+	case "rev", "vrev", "jac", "sparsejac", "fwd", "fwdfull":
+	default:
+		return nil, nil, "only [rev f ...], [vrev f ...], [fwd f ...], [jac f ...] and [sparsejac f ...] take the positions of the arguments to differentiate"
 	}
 	args := []*types.Type{s}
 	if s.Kind == types.Tuple {
@@ -116,11 +120,11 @@ func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string
 	}
 	for _, i := range wrt {
 		if i >= len(args) {
-			return nil, fmt.Sprintf("argument position %d is out of range: the function takes %d argument(s), at positions 0 to %d", i, len(args), len(args)-1)
+			return nil, nil, fmt.Sprintf("argument position %d is out of range: the function takes %d argument(s), at positions 0 to %d", i, len(args), len(args)-1)
 		}
 	}
 	if deriv == "jac" || deriv == "sparsejac" {
-		return res, "" // the columns of the arguments at wrt only
+		return arg, res, "" // the columns of the arguments at wrt only
 	}
 	var ds []*types.Type
 	for _, i := range wrt {
@@ -131,10 +135,13 @@ func WrtResult(deriv string, wrt []int, s, res *types.Type) (*types.Type, string
 	if len(ds) == 1 {
 		g = ds[0]
 	}
-	if deriv == "vrev" {
-		return types.TupleOf(res.Elems[0], g), ""
+	switch deriv {
+	case "vrev":
+		return arg, types.TupleOf(res.Elems[0], g), ""
+	case "fwd", "fwdfull":
+		return types.TupleOf(s, g), res, ""
 	}
-	return g, ""
+	return arg, g, ""
 }
 
 // IsCL reports whether f is [CL g] of a function g: a derived function

@@ -35,6 +35,11 @@ type Resolver interface {
 	// Pattern returns [pattern g], which Pattern calls for [D g].
 	Pattern(g *ir.Func) (*ir.Func, error)
 	FwdFull(g *ir.Func) *ir.Func
+	// FwdWrt returns [fwdfull g I] (full) or [fwd g I], forward mode of
+	// the arguments at the positions wrt only, if the program has it
+	// (derive declares it where a caller passes g some arguments that do
+	// not depend on what it differentiates), else nil.
+	FwdWrt(g *ir.Func, wrt []int, full bool) *ir.Func
 	RevAcc(g *ir.Func) (f *ir.Func, accumulating bool, err error)
 	// Split returns the split passes [suffwdpass g] and [bogrev g] that
 	// reverse mode calls instead of g and [revacc g] for a recursive g,

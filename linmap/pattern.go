@@ -17,7 +17,8 @@ import (
 // multiplication by a value that happens to be zero still depends.
 func Pattern(m, ps ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
 	defer catch(&err)
-	f := &fwd{sem: sem{ns: ns, res: res, mode: patterns}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}, used: usedVars(m)}
+	f := newFwd(sem{ns: ns, res: res, mode: patterns})
+	f.used = usedVars(m)
 	b := &binder{ns: ns}
 	f.t = b.atom(ps)
 	return b.wrap(f.conv(m)), nil

@@ -9,12 +9,51 @@ import (
 // applied to t, a tangent of S: an expression of the tangent type of T
 // with no linear map left. Every linear-map variable of the program
 // becomes a variable holding the tangent it maps t to.
+//
+// A part of t that is a zero (t a tuple written out, such as [jac f I]'s
+// tangent, with ts_zero for the arguments it does not differentiate) is
+// a structural zero: the map of a primal let that depends only on such
+// parts is not applied, its tangent is ts_zero of the let's value, and
+// a call's primal is not fused with a zero tangent.
 func Forward(m, t ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
 	defer catch(&err)
-	f := &fwd{sem: sem{ns: ns, res: res}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}, used: usedVars(m)}
+	f := newFwd(sem{ns: ns, res: res})
+	f.used = usedVars(m)
 	b := &binder{ns: ns}
-	f.t = b.atom(t)
+	f.setTangent(b, t)
 	return b.wrap(f.conv(m)), nil
+}
+
+// newFwd returns a forward walk with the semantics s.
+func newFwd(s sem) *fwd {
+	return &fwd{sem: s, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}, zero: map[string]bool{}}
+}
+
+// setTangent binds t, the tangent the map is applied to, by b; a tuple
+// written out keeps its parts apart, those that are zeros marked
+// (tZero).
+func (f *fwd) setTangent(b *binder, t ir.Expr) {
+	if tup, ok := t.(*ir.Tuple); ok {
+		elems := make([]ir.Expr, len(tup.Elems))
+		f.tZero = make([]bool, len(tup.Elems))
+		for i, x := range tup.Elems {
+			f.tZero[i] = zeroValue(x)
+			elems[i] = b.atom(x)
+		}
+		t = ir.MkTuple(tup.P, elems...)
+	}
+	f.t = b.atom(t)
+}
+
+// zeroValue reports whether the tangent x is a zero by its expression.
+func zeroValue(x ir.Expr) bool {
+	switch x := x.(type) {
+	case *ir.Call:
+		return x.Prim != nil && x.Prim.Name == "ts_zero"
+	case *ir.Const:
+		return x.Val == 0.0
+	}
+	return false
 }
 
 // usedVars returns the names of the variables e refers to.
@@ -35,9 +74,9 @@ func usedVars(e ir.Expr) map[string]bool {
 // cannot be found from its maps.
 func ForwardValue(m, t ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error) {
 	defer catch(&err)
-	f := &fwd{sem: sem{ns: ns, res: res}, env: map[string]ir.Expr{}, ofs: map[string]*ir.Var{}}
+	f := newFwd(sem{ns: ns, res: res})
 	b := &binder{ns: ns}
-	f.t = b.atom(t)
+	f.setTangent(b, t)
 	withValue := f.withValue(m, nil)
 	if withValue == nil {
 		fail(m.Pos(), "internal: the value of the program is not bound to a variable")
@@ -48,10 +87,55 @@ func ForwardValue(m, t ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err er
 
 type fwd struct {
 	sem
-	t    ir.Expr
-	env  map[string]ir.Expr // linear-map variable -> its tangent
-	ofs  map[string]*ir.Var // linear-map variable -> the primal variable it is the map of
-	used map[string]bool    // the variables the program refers to
+	t     ir.Expr
+	tZero []bool             // the parts of t known to be zero, if t is a tuple
+	env   map[string]ir.Expr // linear-map variable -> its tangent
+	ofs   map[string]*ir.Var // linear-map variable -> the primal variable it is the map of
+	used  map[string]bool    // the variables the program refers to
+	zero  map[string]bool    // linear-map variables whose tangent is a structural zero
+}
+
+// zeroMap reports whether map m gives a structural zero: lmZero, a map
+// variable known to, a composition with one, a sum or tuple of them, or a
+// map of the input (free of map variables) that reads only its zero
+// parts.
+func (f *fwd) zeroMap(m ir.Expr) bool {
+	switch e := m.(type) {
+	case *ir.Var:
+		return f.zero[e.Name]
+	case *ir.Call:
+		if e.Prim == nil || !e.Prim.LM {
+			return false
+		}
+		a := e.Args
+		switch e.Prim.Name {
+		case "lmZero":
+			return true
+		case "lmCompose":
+			return isZero(a[0]) || f.zeroMap(a[1])
+		case "lmAdd":
+			return f.zeroMap(a[0]) && f.zeroMap(a[1])
+		case "lmVCat":
+			for _, x := range a {
+				if !f.zeroMap(x) {
+					return false
+				}
+			}
+			return true
+		case "lmHCat":
+			// Applied to the input t: zero if it reads only t's zero parts.
+			if HasLMVar(e) || len(a) != len(f.tZero) {
+				return false
+			}
+			for i, l := range a {
+				if !isZero(l) && !f.tZero[i] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // withValue returns the let-program m with its final map e replaced by
@@ -110,6 +194,9 @@ func (f *fwd) fused(e *ir.Let) ir.Expr {
 	if !ok || l.Of == nil || l.Of.Name != e.Vars[0].Name || len(l.Vars) != 1 || l.Pattern {
 		return nil
 	}
+	if f.zeroMap(l.Rhs) {
+		return nil // the tangent is zero: the primal alone, then a zero
+	}
 	x, dx := e.Vars[0], l.Vars[0]
 	var rhs ir.Expr
 	b := &binder{ns: f.ns}
@@ -135,6 +222,10 @@ func (f *fwd) fused(e *ir.Let) ir.Expr {
 		if !ok || g != r.Fn || !sameExprs(dc.Args, r.Args) {
 			return nil
 		}
+		if ffw, tan := f.chosenCall(g, comp.Args[1], true, b); ffw != nil {
+			rhs = ir.CallFunc(r.P, ffw, callArg(r), tan)
+			break
+		}
 		ff := f.res.FwdFull(g)
 		if ff == nil {
 			return nil
@@ -158,6 +249,40 @@ func (f *fwd) fused(e *ir.Let) ir.Expr {
 	f.env[dx.Name] = ir.Ref(dx.P, tx)
 	f.ofs[dx.Name] = x
 	return b.wrap(&ir.Let{P: e.P, Vars: []*ir.Var{x, tx}, Pattern: true, Rhs: rhs, Body: f.conv(l.Body)})
+}
+
+// chosenCall returns [fwdfull g I] (full) or [fwd g I] and the tangent
+// to call it with, for a call of g whose argument's map is m, or nil: m
+// is the tuple (lmVCat) of the maps of g's arguments, some of which, but
+// not all, are structural zeros (or maps to values without a Float), and
+// the program has the derivation of the others' positions I. The
+// tangent, of those arguments only, is bound by b.
+func (f *fwd) chosenCall(g *ir.Func, m ir.Expr, full bool, b *binder) (*ir.Func, ir.Expr) {
+	vc, ok := isLMCall(m, "lmVCat")
+	if !ok || g.Arg.Kind != types.Tuple || len(vc.Args) != len(g.Arg.Elems) {
+		return nil, nil
+	}
+	var wrt []int
+	for i, part := range vc.Args {
+		if !f.zeroMap(part) && part.Type().To.Contains(types.Float) {
+			wrt = append(wrt, i)
+		}
+	}
+	if len(wrt) == 0 || len(wrt) == len(vc.Args) {
+		return nil, nil
+	}
+	fw := f.res.FwdWrt(g, wrt, full)
+	if fw == nil {
+		return nil, nil
+	}
+	parts := make([]ir.Expr, len(wrt))
+	for k, i := range wrt {
+		parts[k] = b.atom(f.conv(vc.Args[i]))
+	}
+	if len(parts) == 1 {
+		return fw, parts[0]
+	}
+	return fw, ir.MkTuple(m.Pos(), parts...)
 }
 
 // fusedLoop returns the loop computing the value of r, a build, sumbuild
@@ -257,6 +382,15 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 			}
 			return &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: e.Rhs, Body: f.conv(e.Body)}
 		}
+		if len(e.Vars) == 1 && !e.Pattern && e.Of != nil && f.zeroMap(e.Rhs) {
+			// A structural zero: the tangent of e.Of's value is zero.
+			v := e.Vars[0]
+			tv := f.ns.FreshVar(v.P, "t"+v.Name, f.convType(v.T))
+			f.env[v.Name] = ir.Ref(v.P, tv)
+			f.ofs[v.Name] = e.Of
+			f.zero[v.Name] = true
+			return &ir.Let{P: e.P, Vars: []*ir.Var{tv}, Rhs: f.zeroOf(e.P, ir.Ref(e.P, e.Of)), Body: f.conv(e.Body)}
+		}
 		rhs := f.conv(e.Rhs)
 		vars := make([]*ir.Var, len(e.Vars))
 		for i, v := range e.Vars {
@@ -290,9 +424,21 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 				fail(p, "ksc cannot apply a composition whose left map depends on a linear-map variable")
 			}
 			b := &binder{ns: f.ns}
+			if dc, g, ok := isDCall(a[0]); ok && f.mode == tangents {
+				if fw, tan := f.chosenCall(g, a[1], false, b); fw != nil {
+					return b.wrap(ir.CallFunc(p, fw, callArg(dc), tan))
+				}
+			}
 			inner := b.atom(f.conv(a[1]))
 			return b.wrap(f.ap(a[0], inner))
 		case "lmAdd":
+			// A structural zero adds nothing.
+			if f.zeroMap(a[0]) && !f.zeroMap(a[1]) {
+				return f.conv(a[1])
+			}
+			if f.zeroMap(a[1]) {
+				return f.conv(a[0])
+			}
 			return f.plus(p, f.conv(a[0]), f.conv(a[1]))
 		case "lmVCat":
 			elems := make([]ir.Expr, len(a))

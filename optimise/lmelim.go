@@ -182,6 +182,19 @@ func (r *resolver) FwdFull(g *ir.Func) *ir.Func {
 	return r.prog.Lookup(g.Name.Derive("fwdfull"), g.BaseArg)
 }
 
+func (r *resolver) FwdWrt(g *ir.Func, wrt []int, full bool) *ir.Func {
+	deriv := "fwd"
+	if full {
+		deriv = "fwdfull"
+	}
+	name := g.Name.Derive(deriv)
+	name.Wrt = wrt
+	if f := r.prog.Lookup(name, g.BaseArg); f != nil && f.Kind == ir.DerivedFunc {
+		return f
+	}
+	return nil
+}
+
 func (r *resolver) Split(g *ir.Func, valueRead bool) (fwd, rev *ir.Func) {
 	if r.effects == nil {
 		r.effects = lower.ComputeEffects(r.prog)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -478,6 +479,70 @@ func TestSparseTangentsScattered(t *testing.T) {
 		if counts["sumbuild"] != 0 || counts["buildFromSparse"] != tc.loops {
 			t.Errorf("[fwd %s] has %d sumbuilds and %d buildFromSparse, want 0 and %d:\n%s",
 				tc.fn, counts["sumbuild"], counts["buildFromSparse"], tc.loops, ir.FormatExpr(fn.Body))
+		}
+	}
+}
+
+// TestInactiveTangents: forward mode with respect to some arguments
+// computes nothing from the others (data), in the function and in the
+// functions it calls ([fwdfull g I], derive's activity analysis): a
+// callee's forward mode takes the tangents of its active arguments only.
+// Counted by the calls of tangent_work, which the hand-written [fwd
+// data_term] makes once per tangent of data_term it computes
+// (testdata/cost/inactive.ks, counted.c); each was once per data point
+// when the data's zero tangents were passed to the callees as values.
+func TestInactiveTangents(t *testing.T) {
+	cc := countingCC(t)
+	src, err := os.ReadFile(filepath.Join("testdata", "cost", "inactive.ks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		label, call string
+		value       float64
+		calls       int
+	}{
+		{"fwd_loss_0", "([fwd loss 0] (tuple 0.5 ds) 1.0)", 14, 0},
+		{"fwd_loss", "([fwd loss] (tuple 0.5 ds) (tuple 1.0 (constVec 3 1.0)))", 20, 3},
+		{"jac_loss_0", "(index (tuple 0 0) ([jac loss 0] 0.5 ds))", 14, 0},
+		{"fwd_walk_0", "([fwd walk 0] (tuple 0.5 ds 0) 1.0)", 14, 0},
+		{"fwd_made", "([fwd made] (tuple 0.5 3) (tuple 1.0 (tuple)))", 9, 0},
+		{"fwd_both_0", "([fwd both 0] (tuple 0.5 ds) 1.0)", 15, 1},
+	}
+	var b strings.Builder
+	b.Write(src)
+	b.WriteString("\n(def main Integer ()\n  (let (ds (Vec_init 1.0 2.0 3.0))\n    (print")
+	for k, c := range cases {
+		fmt.Fprintf(&b, "\n      %q %s \" \" (ntangent %d) \"\\n\"", c.label+" ", c.call, k)
+	}
+	b.WriteString(")))\n")
+	file := filepath.Join(t.TempDir(), "inactive.ks")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tryProgram("c", driver.Options{}, cc, t.TempDir(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 || r.warnings != "" {
+		t.Fatalf("status %d\n%s%s", r.code, r.warnings, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(cases), r.stdout)
+	}
+	for i, c := range cases {
+		var label string
+		var value float64
+		var n int
+		if _, err := fmt.Sscan(lines[i], &label, &value, &n); err != nil || label != c.label {
+			t.Fatalf("cannot read %q as %s", lines[i], c.label)
+		}
+		if math.Abs(value-c.value) > 1e-12 {
+			t.Errorf("%s = %g, want %g", c.call, value, c.value)
+		}
+		if n != c.calls {
+			t.Errorf("%s: tangent_work called %d times, want %d", c.call, n, c.calls)
 		}
 	}
 }

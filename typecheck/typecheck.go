@@ -243,7 +243,7 @@ func (c *checker) checkDerivedDecl(pos syntax.Pos, f *ir.Func) {
 		return // the derivation is not available: the hand-written one stands alone
 	}
 	if f.Name.Wrt != nil {
-		if res, msg = ir.WrtResult(f.Name.Derivs[0], f.Name.Wrt, innerArg, res); msg != "" {
+		if arg, res, msg = ir.WrtSig(f.Name.Derivs[0], f.Name.Wrt, innerArg, arg, res); msg != "" {
 			c.errorf(pos, "%s: %s", f.Name, msg)
 			return
 		}
@@ -419,7 +419,7 @@ func (c *checker) derived(pos syntax.Pos, name ir.Name, baseArg *types.Type) *ir
 	}
 	arg, res, msg := ir.DerivedSig(name.Derivs[0], innerArg, innerRes, bog)
 	if msg == "" && name.Wrt != nil {
-		res, msg = ir.WrtResult(name.Derivs[0], name.Wrt, innerArg, res)
+		arg, res, msg = ir.WrtSig(name.Derivs[0], name.Wrt, innerArg, arg, res)
 	}
 	if msg != "" {
 		c.errorf(pos, "%s: %s", name, msg)

@@ -2,6 +2,7 @@ package cemit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
@@ -134,8 +135,17 @@ func (e *emitter) derivedEntry(f *ir.Func, deriv string) (entry, bool) {
 	switch deriv {
 	case "fwd":
 		args()
+		// The tangents of the arguments at the positions wrt ([fwd f
+		// I...]: the chosen ones, alone or as a tuple), or of all.
+		wrt := f.Name.Wrt
+		if s.Kind != types.Tuple {
+			wrt = nil // the only position is 0
+		}
 		var dfields []string
 		for i, x := range xs {
+			if wrt != nil && !slices.Contains(wrt, i) {
+				continue
+			}
 			dx, _ := types.Tangent(x)
 			if dx.Equal(types.Unit) {
 				dfields = append(dfields, "("+e.ctype(dx)+"){0}")
@@ -145,7 +155,14 @@ func (e *emitter) derivedEntry(f *ir.Func, deriv string) (entry, bool) {
 			dfields = append(dfields, dnames[i])
 		}
 		ds, _ := types.Tangent(s)
-		en.args = []string{tupleOf(s, names), tupleOf(ds, dfields)}
+		dx := tupleOf(ds, dfields)
+		if wrt != nil {
+			dx = dfields[0]
+			if len(wrt) > 1 {
+				dx = "(" + e.ctype(f.Arg.Elems[1]) + "){" + strings.Join(dfields, ", ") + "}"
+			}
+		}
+		en.args = []string{tupleOf(s, names), dx}
 		en.outs = []slot{{name: "dout", t: dt, role: "tangent"}}
 		en.stores = []string{"*dout = " + resultVar + ";"}
 	case "rev", "sufrev", "vrev":
