@@ -237,6 +237,37 @@ func recordOperation(name string, pos Pos, s, t *types.Type) op {
 		})
 	case "$union":
 		return pure1(func(x []Value) Value { return intVec(ksrt.SetUnion(ints(x[0]), ints(x[1]))) })
+	case "$pairs":
+		return func(x []Value) (Value, error) {
+			var r []int64
+			if err := ksrt.Catch(func() { r = ksrt.Pairs("", ints(x[0]), ints(x[1])) }); err != nil {
+				return nil, fail(pos, "%s", err.Msg)
+			}
+			return intVec(r), nil
+		}
+	case "$pairsCSR":
+		type csr struct{ Off, Cols []int64 }
+		return func(x []Value) (Value, error) {
+			var r csr
+			if err := ksrt.Catch(func() {
+				r = ksrt.PairsCSR[csr]("", ints(x[0]), ints(x[1]), ints(x[2]), x[3].(int64), x[4].(bool))
+			}); err != nil {
+				return nil, fail(pos, "%s", err.Msg)
+			}
+			return TupleValue{intVec(r.Off), intVec(r.Cols)}, nil
+		}
+	case "$colourColumns":
+		type colouring struct {
+			Count   int64
+			Colours []int64
+		}
+		return func(x []Value) (Value, error) {
+			var r colouring
+			if err := ksrt.Catch(func() { r = ksrt.ColourColumns[colouring]("", ints(x[0]), ints(x[1]), x[2].(int64)) }); err != nil {
+				return nil, fail(pos, "%s", err.Msg)
+			}
+			return TupleValue{r.Count, intVec(r.Colours)}, nil
+		}
 	case "$colour":
 		type colouring struct {
 			ByRows  bool

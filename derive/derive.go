@@ -271,6 +271,8 @@ func (d *deriver) generate(f *ir.Func) {
 		d.sparsejacBody(f, base, p)
 	case "pattern":
 		d.patternBody(f, base, p)
+	case "hpattern":
+		d.hessianPatternBody(f, base, p)
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}
@@ -428,7 +430,7 @@ func (d *deriver) need(deriv string, g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 	}
 	d.ensureBody(g)
 	// The pattern of an edef is dense (patternBody): it needs no body.
-	if deriv != "pattern" && (g.Kind == ir.EdefFunc || g.Body == nil && !(d.opts.Nested && g.Kind == ir.DerivedFunc)) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
+	if deriv != "pattern" && deriv != "hpattern" && (g.Kind == ir.EdefFunc || g.Body == nil && !(d.opts.Nested && g.Kind == ir.DerivedFunc)) && !(splitDeriv(deriv) && d.handRev(g) != nil) {
 		want := deriv
 		if want == "revacc" {
 			want = "rev"
@@ -611,6 +613,8 @@ func (d *deriver) closeApplies(f *ir.Func) {
 					m, deriv = e.Args[0], "fwd"
 				case "lmPattern":
 					m, deriv = e.Args[0], "pattern"
+				case "lmHessianPattern":
+					m, deriv = e.Args[0], "hpattern"
 				case "lmApplyR":
 					m, deriv = e.Args[1], "revacc"
 				default:

@@ -102,8 +102,9 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 	p := usePos(f)
 	g := inner.Base
 	deriv := f.Name.Derivs[0]
-	if deriv == "jac" || deriv == "pattern" {
-		// By columns of [fwd [rev g]] (jacBody), or dense (patternBody).
+	if deriv == "jac" || deriv == "pattern" || deriv == "sparsejac" {
+		// By columns of [fwd [rev g]] (jacBody, sparseHessianBody), or
+		// dense (patternBody).
 		return false
 	}
 	if f.Name.Wrt != nil {
@@ -111,7 +112,7 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 		return true
 	}
 	if deriv != "fwd" && deriv != "rev" && deriv != "fwdfull" && deriv != "revacc" && deriv != "D" {
-		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)
+		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev, jac and sparsejac", f.FullName(), inner.Name)
 		return true
 	}
 	switch deriv {

@@ -39,8 +39,12 @@ func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 // Powell and Reid's compression, greedy colouring: $colour). [sparsejac
 // f I...] has the columns of the arguments at the positions I only.
 func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
+	if byIdentity(base) {
+		d.sparseHessianBody(f, base, p) // hessian.go
+		return
+	}
 	if len(base.Name.Derivs) > 0 && !ir.IsCL(base) {
-		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function is not supported; use [jac %s]", f.FullName(), base.Name)
+		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function other than [rev g] is not supported; use [jac %s]", f.FullName(), base.Name)
 		return
 	}
 	fs, ok := d.needs(f, base, p, "pattern")
@@ -55,8 +59,6 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
 	f.Params, f.OneParam = []*ir.Var{x}, true
 	ref := func(v *ir.Var) ir.Expr { return ir.Ref(p, v) }
-	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
-	add := func(a, b ir.Expr) ir.Expr { return ir.MkPrim(p, "add", a, b) }
 	// The columns are those of the arguments at the positions wrt
 	// ([sparsejac f I...]), or all: the others' Floats depend on nothing,
 	// their tangents are zero and their gradients are dropped.
@@ -78,38 +80,18 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	count := l.bind("count", ir.MkGet(p, 2, ref(cc)))
 	colours := l.bind("colours", ir.MkGet(p, 3, ref(cc)))
 
-	// sweeps makes one sweep per colour c, each of the seed whose
-	// size Floats (in the structure of zero) are 1 where colours says c.
-	sweeps := func(size, zero *ir.Var, sweep func(seed ir.Expr) ir.Expr) ir.Expr {
-		c := d.ns.FreshVar(p, "c", types.IntegerType)
-		k := d.ns.FreshVar(p, "k", types.IntegerType)
-		one := ir.MkIf(p, ir.MkPrim(p, "eq", idx(ref(k), ref(colours)), ref(c)), ir.Float(p, 1), ir.Float(p, 0))
-		seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ref(size), ir.MkLam(p, k, one)), ref(zero))
-		return ir.MkPrim(p, "build", ref(count), ir.MkLam(p, c, ir.MkPrim(p, "$flatten", sweep(seed))))
-	}
-	// result is the CSR triple, entry k (row i, column j) at(i, j).
-	result := func(at func(i, j ir.Expr) ir.Expr) ir.Expr {
-		i := d.ns.FreshVar(p, "i", types.IntegerType)
-		q := d.ns.FreshVar(p, "q", types.IntegerType)
-		rl := &lets{ns: d.ns, p: p}
-		o := rl.bind("o", idx(ref(i), ref(off)))
-		el := &lets{ns: d.ns, p: p}
-		j := el.bind("j", idx(add(ref(o), ref(q)), ref(cols)))
-		length := ir.MkPrim(p, "sub", idx(add(ref(i), ir.Int(p, 1)), ref(off)), ref(o))
-		row := rl.in(ir.MkPrim(p, "build", length, ir.MkLam(p, q, el.in(at(ref(i), ref(j))))))
-		vals := ir.MkPrim(p, "$flatten", ir.MkPrim(p, "build", ref(m), ir.MkLam(p, i, row)))
-		return ir.MkTuple(p, ref(off), ref(cols), vals)
-	}
+	cs := &compressed{d: d, p: p, off: off, cols: cols, m: m, count: count, colours: colours}
+	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
 
 	// By columns: one [fwd f] per colour along the sum of the unit
 	// tangents of its columns; entry (i, j) is row i of the sweep of j's
 	// colour.
 	cl := &lets{ns: d.ns, p: p}
 	dx := cl.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
-	colSweeps := cl.bind("sweeps", sweeps(n, dx, func(seed ir.Expr) ir.Expr {
+	colSweeps := cl.bind("sweeps", cs.sweeps(n, dx, func(seed ir.Expr) ir.Expr {
 		return sweep(ref(x), seed)
 	}))
-	byCol := cl.in(result(func(i, j ir.Expr) ir.Expr { return idx(i, idx(idx(j, ref(colours)), ref(colSweeps))) }))
+	byCol := cl.in(cs.byColumns(colSweeps))
 
 	// By rows: one [sufrevpass f] per colour, from one BOG, along the sum
 	// of the unit cotangents of its rows; entry (i, j) is column j of
@@ -118,12 +100,58 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	pb := rw.bind("pb", ir.CallFunc(p, fwdPass, ref(x)))
 	dy := rw.bind("dy", ir.MkPrim(p, "ts_zero", ir.MkGet(p, 1, ref(pb))))
 	bog := rw.bind("bog", ir.MkGet(p, 2, ref(pb)))
-	rowSweeps := rw.bind("sweeps", sweeps(m, dy, func(seed ir.Expr) ir.Expr {
+	rowSweeps := rw.bind("sweeps", cs.sweeps(m, dy, func(seed ir.Expr) ir.Expr {
 		return chosen(ir.CallFunc(p, revPass, seed, ref(bog)))
 	}))
-	byRow := rw.in(result(func(i, j ir.Expr) ir.Expr { return idx(j, idx(idx(i, ref(colours)), ref(rowSweeps))) }))
+	byRow := rw.in(cs.result(func(i, j ir.Expr) ir.Expr { return idx(j, idx(idx(i, ref(colours)), ref(rowSweeps))) }))
 
 	f.Body = l.in(ir.MkIf(p, ir.MkGet(p, 1, ref(cc)), byRow, byCol))
+}
+
+// compressed makes the entries of a CSR pattern (off, cols), m rows,
+// from compressed sweeps: count colours, colours giving each column's
+// (or row's) colour.
+type compressed struct {
+	d                            *deriver
+	p                            ir.Pos
+	off, cols, m, count, colours *ir.Var
+}
+
+// sweeps makes one sweep per colour c, each of the seed whose size
+// Floats (in the structure of zero) are 1 where colours says c.
+func (cs *compressed) sweeps(size, zero *ir.Var, sweep func(seed ir.Expr) ir.Expr) ir.Expr {
+	p, d := cs.p, cs.d
+	c := d.ns.FreshVar(p, "c", types.IntegerType)
+	k := d.ns.FreshVar(p, "k", types.IntegerType)
+	one := ir.MkIf(p, ir.MkPrim(p, "eq", ir.MkPrim(p, "index", ir.Ref(p, k), ir.Ref(p, cs.colours)), ir.Ref(p, c)), ir.Float(p, 1), ir.Float(p, 0))
+	seed := ir.MkPrim(p, "$unflatten", ir.MkPrim(p, "build", ir.Ref(p, size), ir.MkLam(p, k, one)), ir.Ref(p, zero))
+	return ir.MkPrim(p, "build", ir.Ref(p, cs.count), ir.MkLam(p, c, ir.MkPrim(p, "$flatten", sweep(seed))))
+}
+
+// result is the CSR triple, entry k (row i, column j) at(i, j).
+func (cs *compressed) result(at func(i, j ir.Expr) ir.Expr) ir.Expr {
+	p, d := cs.p, cs.d
+	ref := func(v *ir.Var) ir.Expr { return ir.Ref(p, v) }
+	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
+	add := func(a, b ir.Expr) ir.Expr { return ir.MkPrim(p, "add", a, b) }
+	i := d.ns.FreshVar(p, "i", types.IntegerType)
+	q := d.ns.FreshVar(p, "q", types.IntegerType)
+	rl := &lets{ns: d.ns, p: p}
+	o := rl.bind("o", idx(ref(i), ref(cs.off)))
+	el := &lets{ns: d.ns, p: p}
+	j := el.bind("j", idx(add(ref(o), ref(q)), ref(cs.cols)))
+	length := ir.MkPrim(p, "sub", idx(add(ref(i), ir.Int(p, 1)), ref(cs.off)), ref(o))
+	row := rl.in(ir.MkPrim(p, "build", length, ir.MkLam(p, q, el.in(at(ref(i), ref(j))))))
+	vals := ir.MkPrim(p, "$flatten", ir.MkPrim(p, "build", ref(cs.m), ir.MkLam(p, i, row)))
+	return ir.MkTuple(p, ref(cs.off), ref(cs.cols), vals)
+}
+
+// byColumns is the CSR triple from the sweeps of the column colours:
+// entry (i, j) is row i of the sweep of j's colour.
+func (cs *compressed) byColumns(sweeps *ir.Var) ir.Expr {
+	p := cs.p
+	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
+	return cs.result(func(i, j ir.Expr) ir.Expr { return idx(i, idx(idx(j, ir.Ref(p, cs.colours)), ir.Ref(p, sweeps))) })
 }
 
 // lets builds a chain of lets, each bound to a fresh variable.

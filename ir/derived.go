@@ -15,7 +15,7 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 	switch deriv {
 	case "D", "suffwdpass", "CL", "shape", "jac", "sparsejac":
 		return arg, true
-	case "fwd", "fwdfull", "rev", "sufrev", "vrev", "pattern":
+	case "fwd", "fwdfull", "rev", "sufrev", "vrev", "pattern", "hpattern":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
 			return arg.Elems[0], true
 		}
@@ -71,6 +71,12 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 		// sparsity pattern of the Jacobian (types.Pattern).
 		ps, _ := types.Pattern(s)
 		pt, _ := types.Pattern(t)
+		return types.TupleOf(s, ps), pt, ""
+	case "hpattern":
+		// The same over sets and sets of pairs of positions: the
+		// sparsity pattern of the Hessian (types.HessianPattern).
+		ps, _ := types.HessianPattern(s)
+		pt, _ := types.HessianPattern(t)
 		return types.TupleOf(s, ps), pt, ""
 	case "shape":
 		sh, ok := types.Shape(t)

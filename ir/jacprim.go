@@ -18,6 +18,12 @@ var jacTable = []*Prim{
 		Doc: "($patternCSR p): the sets of the pattern p in flat order as CSR rows: (tuple offsets columns)"},
 	{Name: "$union", Sig: sig(tVI, tVI, tVI), Pure: true,
 		Doc: "($union a b): the union of two sets (increasing Vec Integers), increasing"},
+	{Name: "$pairs", Sig: sig(tVI, tVI, tVI), Pure: true,
+		Doc: "($pairs a b): the pairs (i, j) and (j, i) for i in the set a and j in the set b, each coded as i * 2^32 + j, as a set; fails on a position of 2^31 or more"},
+	{Name: "$pairsCSR", Sig: sig(types.TupleOf(tVI, tVI), tVI, tVI, tVI, tI, tB),
+		Doc: "($pairsCSR pairs off cols n withJ): the n x n pattern of the set of coded pairs as CSR rows, each row followed, if withJ, by the columns n + k of the rows k of the CSR pattern (off, cols) that have its position (that pattern transposed): (tuple offsets columns)"},
+	{Name: "$colourColumns", Sig: sig(types.TupleOf(tI, tVI), tVI, tVI, tI),
+		Doc: "($colourColumns offsets columns n): a greedy colouring of the n columns of the CSR pattern, no two sharing a row alike: (tuple colours colour-of-each); fails on a malformed pattern"},
 	{Name: "$colour", Sig: sig(types.TupleOf(tB, tI, tVI), tVI, tVI, tI),
 		Doc: "($colour offsets columns n): a greedy colouring of the columns of the CSR pattern with n columns, no two sharing a row alike, or of its rows, no two sharing a column alike, whichever has fewer colours (the columns on a tie): (tuple byRows colours colour-of-each); fails on a malformed pattern"},
 }

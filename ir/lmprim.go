@@ -53,6 +53,8 @@ var lmTable = []*Prim{
 		Doc: "(lmApply m dx): apply m : (LM S T) to a tangent of S"},
 	{Name: "lmPattern", Arity: 2, Check: checkLMPattern, LM: true,
 		Doc: "(lmPattern m ps): the sparsity pattern of m : (LM S T) applied to a pattern of S: each Float of T replaced by the union of the sets of the Floats of S it depends on (types.Pattern)"},
+	{Name: "lmHessianPattern", Arity: 2, Check: checkLMHessianPattern, LM: true,
+		Doc: "(lmHessianPattern m ps): the second-order sparsity pattern of the program m : (LM S T) applied to one of S: each Float of T replaced by the sets of the Floats of S it depends on and of the pairs of them its second derivative may involve (types.HessianPattern)"},
 	{Name: "lmApplyR", Arity: 2, Check: checkLMApplyR, LM: true,
 		Doc: "(lmApplyR dr m): reverse-apply m : (LM S T) to a cotangent of T"},
 
@@ -249,6 +251,19 @@ func checkLMApply(p []*types.Type) (*types.Type, string) {
 		return nil, fmt.Sprintf("lmApply: a map from %s applies to a tangent of type %s, not %s", s, ds, p[1])
 	}
 	return dt, ""
+}
+
+func checkLMHessianPattern(p []*types.Type) (*types.Type, string) {
+	s, t, ok := lmParts(p[0])
+	if !ok {
+		return nil, "lmHessianPattern: expected a linear map and a pattern, got " + describeParts(p)
+	}
+	ps, _ := types.HessianPattern(s)
+	pt, _ := types.HessianPattern(t)
+	if !p[1].Equal(ps) {
+		return nil, fmt.Sprintf("lmHessianPattern: a map from %s applies to a pattern of type %s, not %s", s, ps, p[1])
+	}
+	return pt, ""
 }
 
 func checkLMPattern(p []*types.Type) (*types.Type, string) {

@@ -55,6 +55,8 @@ func (f *fwd) foldState(c *ir.Call, b *binder) ir.Expr {
 	t, da, de, rest := stepParts(lamG)
 	f.env[da.Name] = ir.Ref(p, tacc)
 	f.env[de.Name] = ir.Ref(p, te)
+	f.primalTangent(acc, tacc)
+	f.primalTangent(e, te)
 	pair := ir.MkTuple(p, ir.Ref(p, acc), ir.Ref(p, e))
 	var state ir.Expr
 	if wv := f.withValue(rest, step.Body); wv != nil && t.Name == step.Param.Name {

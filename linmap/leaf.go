@@ -17,8 +17,16 @@ type sem struct {
 	// tape (rev.splitFold), the tape: reverse-applying it reads that one.
 	tapes map[*ir.Call]ir.Expr
 	// mode says what a tangent is: a tangent or a sparsity pattern
-	// (Pattern).
+	// (Pattern, HessianPattern).
 	mode mode
+	// In hessians mode, tanOf holds the tangent (pattern) of each primal
+	// variable whose map gave one, rhsOf the value of each primal
+	// variable bound by a let (a map may scale by the value its own let
+	// binds: exp's derivative is exp), and all is the union of the
+	// argument's sets, what a value of unknown dependence depends on.
+	tanOf map[string]ir.Expr
+	rhsOf map[string]ir.Expr
+	all   ir.Expr
 }
 
 // A mode is the kind of tangent a forward application computes.
@@ -27,6 +35,7 @@ type mode int
 const (
 	tangents mode = iota // a tangent (Forward)
 	patterns             // a sparsity pattern (Pattern): sums are unions, scalings keep the set
+	hessians             // a second-order pattern (HessianPattern): scalings add pairs too
 )
 
 // ap returns m applied to the tangent t, an atom (Figure 4).
@@ -439,7 +448,7 @@ func (s *sem) sparseSum(p ir.Pos, n ir.Expr, lam *ir.Lam, apply func(ir.Expr) ir
 		return nil
 	}
 	titems, tt := ir.ChainItems(apply(ir.WrapChain(items, c.Args[1])))
-	if s.mode == patterns {
+	if s.mode != tangents {
 		return s.patScatterSum(p, sc, n, lam.Param, titems, tt)
 	}
 	body := ir.WrapChain(titems, ir.MkTuple(p, sc.Args[1], tt))

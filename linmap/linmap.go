@@ -34,6 +34,9 @@ type Resolver interface {
 	Fwd(g *ir.Func) (*ir.Func, error)
 	// Pattern returns [pattern g], which Pattern calls for [D g].
 	Pattern(g *ir.Func) (*ir.Func, error)
+	// HessianPattern returns [hpattern g], which HessianPattern calls
+	// for [D g].
+	HessianPattern(g *ir.Func) (*ir.Func, error)
 	FwdFull(g *ir.Func) *ir.Func
 	// FwdWrt returns [fwdfull g I] (full) or [fwd g I], forward mode of
 	// the arguments at the positions wrt only, if the program has it

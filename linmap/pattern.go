@@ -27,8 +27,12 @@ func Pattern(m, ps ir.Expr, ns *ir.Names, res Resolver) (out ir.Expr, err error)
 // tanType returns the type of the tangents of values of type t: the
 // tangent type, or the pattern type in pattern mode.
 func (s *sem) tanType(t *types.Type) *types.Type {
-	if s.mode == patterns {
-		pt, ok := types.Pattern(t)
+	if s.mode != tangents {
+		pattern := types.Pattern
+		if s.mode == hessians {
+			pattern = types.HessianPattern
+		}
+		pt, ok := pattern(t)
 		if !ok {
 			fail(ir.Pos{}, "internal: %s has no pattern type", t)
 		}
@@ -41,8 +45,11 @@ func (s *sem) tanType(t *types.Type) *types.Type {
 // a call of [fwd g], or of [pattern g] in pattern mode.
 func (s *sem) callFwd(c *ir.Call, g *ir.Func, t ir.Expr) ir.Expr {
 	fwd, err := s.res.Fwd(g)
-	if s.mode == patterns {
+	switch s.mode {
+	case patterns:
 		fwd, err = s.res.Pattern(g)
+	case hessians:
+		fwd, err = s.res.HessianPattern(g)
 	}
 	if err != nil {
 		panic(&Error{Pos: c.P, Msg: err.Error()})
@@ -52,7 +59,7 @@ func (s *sem) callFwd(c *ir.Call, g *ir.Func, t ir.Expr) ir.Expr {
 
 // zeroOf returns the zero tangent of values like ex.
 func (s *sem) zeroOf(p ir.Pos, ex ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	if s.mode != tangents {
 		return s.patEmpty(p, ex)
 	}
 	return ir.MkPrim(p, "ts_zero", ex)
@@ -60,7 +67,7 @@ func (s *sem) zeroOf(p ir.Pos, ex ir.Expr) ir.Expr {
 
 // plus returns the sum of two tangents.
 func (s *sem) plus(p ir.Pos, a, b ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	if s.mode != tangents {
 		return s.patUnion(p, a, b)
 	}
 	return ir.MkPrim(p, "ts_add", a, b)
@@ -68,15 +75,18 @@ func (s *sem) plus(p ir.Pos, a, b ir.Expr) ir.Expr {
 
 // times returns the tangent t scaled by the Float k.
 func (s *sem) times(p ir.Pos, k, t ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	switch s.mode {
+	case patterns:
 		return t
+	case hessians:
+		return s.hTimes(p, k, t)
 	}
 	return ir.MkPrim(p, "ts_scale", k, t)
 }
 
 // sumOver returns the sum of lam's tangents over the index range n.
 func (s *sem) sumOver(p ir.Pos, n ir.Expr, lam *ir.Lam, body ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	if s.mode != tangents {
 		return s.patSum(p, n, lam.Param, body)
 	}
 	return ir.MkPrim(p, "sumbuild", n, ir.MkLam(lam.P, lam.Param, body))
@@ -85,7 +95,7 @@ func (s *sem) sumOver(p ir.Pos, n ir.Expr, lam *ir.Lam, body ir.Expr) ir.Expr {
 // scatterOne returns (lmScatter sh j ex), whose target has type tt,
 // applied to t: zeros but t at j.
 func (s *sem) scatterOne(p ir.Pos, tt *types.Type, sh, j, t ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	if s.mode != tangents {
 		return s.patScatter(p, tt, sh, j, t)
 	}
 	return scatter(p, sh, ir.Int(p, 1), j, t, s.ns)
@@ -93,7 +103,7 @@ func (s *sem) scatterOne(p ir.Pos, tt *types.Type, sh, j, t ir.Expr) ir.Expr {
 
 // sumElems returns (lmSum) applied to t, a tensor: its elements' sum.
 func (s *sem) sumElems(p ir.Pos, t ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	if s.mode != tangents {
 		i := s.ns.FreshVar(p, "i", types.IndexType(t.Type().Rank))
 		return s.patSum(p, ir.MkPrim(p, "size", t), i, ir.MkPrim(p, "index", ir.Ref(p, i), t))
 	}
@@ -103,8 +113,11 @@ func (s *sem) sumElems(p ir.Pos, t ir.Expr) ir.Expr {
 // dot returns (lmRow a) applied to t: a Float (in pattern mode, the
 // union of all of t's sets).
 func (s *sem) dot(p ir.Pos, a, t ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	switch s.mode {
+	case patterns:
 		return s.patAll(p, t)
+	case hessians:
+		return s.hDot(p, a, t)
 	}
 	return ir.MkPrim(p, "ts_dot", a, t)
 }
@@ -112,8 +125,11 @@ func (s *sem) dot(p ir.Pos, a, t ir.Expr) ir.Expr {
 // fill returns (lmCol a) applied to t, a Float's tangent: a's shape,
 // each Float scaled by t (in pattern mode, the set t).
 func (s *sem) fill(p ir.Pos, a, t ir.Expr) ir.Expr {
-	if s.mode == patterns {
+	switch s.mode {
+	case patterns:
 		return s.patFill(p, a, t)
+	case hessians:
+		return s.hFill(p, a, t)
 	}
 	return ir.MkPrim(p, "ts_scale", t, a)
 }
@@ -157,7 +173,7 @@ func (s *sem) mapFloats(p ir.Pos, ex ir.Expr, leaf func(x ir.Expr) ir.Expr) ir.E
 
 // patEmpty returns the pattern of no dependence shaped like the value ex.
 func (s *sem) patEmpty(p ir.Pos, ex ir.Expr) ir.Expr {
-	return s.mapFloats(p, ex, func(ir.Expr) ir.Expr { return s.emptySet(p) })
+	return s.mapFloats(p, ex, func(ir.Expr) ir.Expr { return s.emptyLeaf(p) })
 }
 
 // patUnion returns the element-wise union of two patterns of one shape.
@@ -371,6 +387,12 @@ func (s *sem) patScatterSum(p ir.Pos, sc *ir.Call, n ir.Expr, i *ir.Var, items [
 	step := &ir.Let{P: p, Vars: []*ir.Var{st, q}, Pattern: true, Rhs: ir.Ref(p, sq),
 		Body: ir.MkLet(p, i, ir.Ref(p, q), ir.WrapChain(items, set))}
 	return ir.MkPrim(p, "$ifold", n, init, ir.MkLam(p, sq, step))
+}
+
+// DenseHessianPattern is DensePattern's second-order pattern: every
+// Float depends on all the argument's Floats do, with every pair of them.
+func DenseHessianPattern(p ir.Pos, t *types.Type, value func() ir.Expr, ps ir.Expr, ns *ir.Names) ir.Expr {
+	return denseHessian(p, t, value, ps, ns)
 }
 
 // DensePattern returns the pattern of a function whose derivative ksc

@@ -45,6 +45,14 @@ func (f *fwd) setTangent(b *binder, t ir.Expr) {
 	f.t = b.atom(t)
 }
 
+// primalTangent records, in hessians mode, that tv holds the tangent of
+// the primal variable x (HessianPattern reads it where x scales a map).
+func (f *fwd) primalTangent(x, tv *ir.Var) {
+	if f.tanOf != nil {
+		f.tanOf[x.Name] = ir.Ref(tv.P, tv)
+	}
+}
+
 // zeroValue reports whether the tangent x is a zero by its expression.
 func zeroValue(x ir.Expr) bool {
 	switch x := x.(type) {
@@ -377,6 +385,9 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 		fail(p, "internal: linear-map variable %s is not bound in the program", e.Name)
 	case *ir.Let:
 		if !e.Rhs.Type().Contains(types.LM) {
+			if f.rhsOf != nil && len(e.Vars) == 1 && !e.Pattern {
+				f.rhsOf[e.Vars[0].Name] = e.Rhs
+			}
 			if out := f.fused(e); out != nil {
 				return out
 			}
@@ -389,6 +400,7 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 			f.env[v.Name] = ir.Ref(v.P, tv)
 			f.ofs[v.Name] = e.Of
 			f.zero[v.Name] = true
+			f.primalTangent(e.Of, tv)
 			return &ir.Let{P: e.P, Vars: []*ir.Var{tv}, Rhs: f.zeroOf(e.P, ir.Ref(e.P, e.Of)), Body: f.conv(e.Body)}
 		}
 		rhs := f.conv(e.Rhs)
@@ -398,6 +410,7 @@ func (f *fwd) conv(e ir.Expr) ir.Expr {
 			f.env[v.Name] = ir.Ref(v.P, vars[i])
 			if e.Of != nil && len(e.Vars) == 1 {
 				f.ofs[v.Name] = e.Of
+				f.primalTangent(e.Of, vars[i])
 			}
 		}
 		return &ir.Let{P: e.P, Vars: vars, Pattern: e.Pattern, Rhs: rhs, Body: f.conv(e.Body)}

@@ -117,6 +117,8 @@ func eliminateApply(e ir.Expr, f *ir.Func, ns *ir.Names, res linmap.Resolver, re
 		out, err = linmap.Forward(inlineSelf(c.Args[0], f), pre(c.Args[1]), ns, res)
 	case "lmPattern":
 		out, err = linmap.Pattern(inlineSelf(c.Args[0], f), pre(c.Args[1]), ns, res)
+	case "lmHessianPattern":
+		out, err = linmap.HessianPattern(inlineSelf(c.Args[0], f), pre(c.Args[1]), ns, res)
 	case "lmApplyR":
 		m := inlineSelf(c.Args[1], f)
 		b := &ir.Let{P: c.P, Vars: []*ir.Var{ns.FreshVar(c.P, "zero", c.T)}}
@@ -173,6 +175,13 @@ func (r *resolver) Pattern(g *ir.Func) (*ir.Func, error) {
 		return f, nil
 	}
 	return nil, fmt.Errorf("no %s for the sparsity pattern of [D %s]", g.Name.Derive("pattern"), g.Name)
+}
+
+func (r *resolver) HessianPattern(g *ir.Func) (*ir.Func, error) {
+	if f := r.prog.Lookup(g.Name.Derive("hpattern"), g.BaseArg); f != nil {
+		return f, nil
+	}
+	return nil, fmt.Errorf("no %s for the second-order sparsity pattern of [D %s]", g.Name.Derive("hpattern"), g.Name)
 }
 
 func (r *resolver) FwdFull(g *ir.Func) *ir.Func {

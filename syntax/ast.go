@@ -269,6 +269,7 @@ var Derivations = map[string]bool{
 	"fwdfull":    false, // internal: forward mode returning the value too
 	"bogrev":     false, // internal: the reverse pass into an accumulator
 	"pattern":    false, // internal: forward mode over sets, for sparsejac
+	"hpattern":   false, // internal: the same over sets of pairs, for sparsejac of [rev f]
 }
 
 // reserved are the words that are never identifiers (language.md section 1).

@@ -481,6 +481,18 @@ func (t *Type) mangle(b *strings.Builder, limit int) {
 // sparsity pattern. ok is false where Tangent's is.
 func Pattern(t *Type) (pt *Type, ok bool) { return tangentWith(t, VecOf(IntegerType)) }
 
+// HessianPattern returns the second-order sparsity type of t, that of
+// [hpattern f], from which [sparsejac [rev f]] takes the Hessian's
+// pattern: its tangent type with each Float replaced by (Tuple (Vec
+// Integer) (Vec Integer)), the set of the argument's Floats that Float
+// depends on (as Pattern's) and the set of pairs (i, j) of them whose
+// second derivative it may have, each pair coded as i * 2^32 + j (both
+// sets increasing). ok is false where Tangent's is.
+func HessianPattern(t *Type) (pt *Type, ok bool) {
+	vi := VecOf(IntegerType)
+	return tangentWith(t, TupleOf(vi, vi))
+}
+
 // tangentWith returns the tangent type of t with each Float's tangent
 // float.
 func tangentWith(t, float *Type) (dt *Type, ok bool) {

@@ -15,32 +15,35 @@ type helperGen func(e *emitter, t *types.Type, h *hb) (ret, params string)
 // the generators call helper, which reads the table.)
 func helperGens(kind string) helperGen {
 	return map[string]helperGen{
-		"print":     genPrint,     // void (T x): print in the format of section 6
-		"eq":        genEq,        // bool (T a, T b): structural equality
-		"copy":      genCopy,      // T (ctx, T x): a copy sharing no tensor memory with x
-		"addto":     genAddTo,     // void (ctx, pos, T *acc, T x): *acc += x in place
-		"zerolike":  genZeroLike,  // T (ctx, T x): zeros shaped like x
-		"zerotan":   genZeroTan,   // dT (ctx, T x): the zero tangent shaped like x
-		"shapeof":   genShapeOf,   // Sh(T) (ctx, T x): the shape of x
-		"zeros":     genZeros,     // T (ctx, pos, Sh(T) shape): zeros of a shape
-		"tsadd":     genTsAdd,     // T (ctx, pos, T x, dT dx)
-		"tsscale":   genTsScale,   // T (ctx, double k, T x)
-		"tsdot":     genTsDot,     // double (ctx, pos, T a, T b)
-		"tsneg":     genTsNeg,     // T (ctx, T x)
-		"dotdiff":   genDotDiff,   // double (ctx, pos, T a, T b, dT dt): ts_dot(a - b, dt)
-		"checkarg":  genCheckArg,  // void (ctx, pos, arg, T x): x from a host is well formed
-		"nfloats":   genNFloats,   // int64_t (T x): how many Floats x holds
-		"flatinto":  genFlatInto,  // void (T x, double *out, int64_t *k): x's Floats to out[*k...]
-		"flatten":   genFlatten,   // Vec Float (ctx, T x): x's Floats in flat order
-		"unflatat":  genUnflatAt,  // T (ctx, T t, const double *in, int64_t *k): t, Floats from in[*k...]
-		"unflat":    genUnflat,    // T (ctx, pos, Vec Float v, T t): t with v's elements as its Floats
-		"patseedat": genPatSeedAt, // P(T) (ctx, T x, int64_t *k): the sets of x's Floats' positions from *k on
-		"patseed":   genPatSeed,   // P(T) (ctx, T x): $patternSeed
-		"patcount":  genPatCount,  // void (P p, int64_t *m, int64_t *nnz): count the sets and their elements
-		"patfill":   genPatFill,   // void (P p, int64_t *off, int64_t *cols, int64_t *i): write CSR rows from *i on
-		"patcsr":    genPatCSR,    // Tuple (Vec Integer) (Vec Integer) (ctx, P p): $patternCSR
-		"setunion":  genSetUnion,  // Vec Integer (ctx, Vec Integer a, Vec Integer b): $union
-		"colour":    genColour,    // Tuple Bool Integer (Vec Integer) (ctx, pos, off, cols, n): $colour
+		"print":     genPrint,         // void (T x): print in the format of section 6
+		"eq":        genEq,            // bool (T a, T b): structural equality
+		"copy":      genCopy,          // T (ctx, T x): a copy sharing no tensor memory with x
+		"addto":     genAddTo,         // void (ctx, pos, T *acc, T x): *acc += x in place
+		"zerolike":  genZeroLike,      // T (ctx, T x): zeros shaped like x
+		"zerotan":   genZeroTan,       // dT (ctx, T x): the zero tangent shaped like x
+		"shapeof":   genShapeOf,       // Sh(T) (ctx, T x): the shape of x
+		"zeros":     genZeros,         // T (ctx, pos, Sh(T) shape): zeros of a shape
+		"tsadd":     genTsAdd,         // T (ctx, pos, T x, dT dx)
+		"tsscale":   genTsScale,       // T (ctx, double k, T x)
+		"tsdot":     genTsDot,         // double (ctx, pos, T a, T b)
+		"tsneg":     genTsNeg,         // T (ctx, T x)
+		"dotdiff":   genDotDiff,       // double (ctx, pos, T a, T b, dT dt): ts_dot(a - b, dt)
+		"checkarg":  genCheckArg,      // void (ctx, pos, arg, T x): x from a host is well formed
+		"nfloats":   genNFloats,       // int64_t (T x): how many Floats x holds
+		"flatinto":  genFlatInto,      // void (T x, double *out, int64_t *k): x's Floats to out[*k...]
+		"flatten":   genFlatten,       // Vec Float (ctx, T x): x's Floats in flat order
+		"unflatat":  genUnflatAt,      // T (ctx, T t, const double *in, int64_t *k): t, Floats from in[*k...]
+		"unflat":    genUnflat,        // T (ctx, pos, Vec Float v, T t): t with v's elements as its Floats
+		"patseedat": genPatSeedAt,     // P(T) (ctx, T x, int64_t *k): the sets of x's Floats' positions from *k on
+		"patseed":   genPatSeed,       // P(T) (ctx, T x): $patternSeed
+		"patcount":  genPatCount,      // void (P p, int64_t *m, int64_t *nnz): count the sets and their elements
+		"patfill":   genPatFill,       // void (P p, int64_t *off, int64_t *cols, int64_t *i): write CSR rows from *i on
+		"patcsr":    genPatCSR,        // Tuple (Vec Integer) (Vec Integer) (ctx, P p): $patternCSR
+		"setunion":  genSetUnion,      // Vec Integer (ctx, Vec Integer a, Vec Integer b): $union
+		"colour":    genColour,        // Tuple Bool Integer (Vec Integer) (ctx, pos, off, cols, n): $colour
+		"colourcol": genColourColumns, // Tuple Integer (Vec Integer) (ctx, pos, off, cols, n): $colourColumns
+		"pairs":     genPairs,         // Vec Integer (ctx, pos, Vec Integer a, Vec Integer b): $pairs
+		"pairscsr":  genPairsCSR,      // Tuple (Vec Integer) (Vec Integer) (ctx, pos, pairs, off, cols, n, withJ): $pairsCSR
 	}[kind]
 }
 
@@ -793,4 +796,44 @@ func genColour(e *emitter, t *types.Type, h *hb) (string, string) {
 	h.line("r.f2.data = colour;")
 	h.line("return r;")
 	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + vi + " off, " + vi + " cols, int64_t n"
+}
+
+// genColourColumns compiles $colourColumns (t is its result, Tuple
+// Integer (Vec Integer)).
+func genColourColumns(e *emitter, t *types.Type, h *hb) (string, string) {
+	vi := e.ctype(t.Elems[1])
+	h.line("if (off.size < 1) ks_fail(ctx, pos, \"malformed sparsity pattern: no offsets\");")
+	h.line("%s r;", e.ctype(t))
+	h.line("r.f1.data = ks_alloc_array(ctx, pos, n, sizeof *r.f1.data);")
+	h.line("r.f1.size = n;")
+	h.line("r.f0 = ks_colour_columns(ctx, pos, off.data, off.size - 1, cols.data, cols.size, n, r.f1.data);")
+	h.line("return r;")
+	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + vi + " off, " + vi + " cols, int64_t n"
+}
+
+// genPairs compiles $pairs (t is Vec Integer).
+func genPairs(e *emitter, t *types.Type, h *hb) (string, string) {
+	vi := e.ctype(t)
+	h.line("if (a.size > 0 && b.size > INT64_MAX / 2 / a.size) ks_fail(ctx, pos, \"too many pairs of positions\");")
+	h.line("int64_t room = 2 * a.size * b.size;")
+	h.line("%s r;", vi)
+	h.line("r.data = ks_alloc_array(ctx, pos, room, sizeof *r.data);")
+	h.line("int64_t *tmp = ks_alloc_array(ctx, pos, room, sizeof *tmp);")
+	h.line("r.size = ks_pairs(ctx, pos, a.data, a.size, b.data, b.size, r.data, tmp);")
+	h.line("return r;")
+	return vi, "ks_ctx *ctx, const char *pos, " + vi + " a, " + vi + " b"
+}
+
+// genPairsCSR compiles $pairsCSR (t is its result, Tuple (Vec Integer)
+// (Vec Integer)).
+func genPairsCSR(e *emitter, t *types.Type, h *hb) (string, string) {
+	vi := e.ctype(t.Elems[0])
+	h.line("if (off.size < 1 || n < 0) ks_fail(ctx, pos, \"malformed sparsity pattern\");")
+	h.line("%s r;", e.ctype(t))
+	h.line("r.f0.size = n + 1;")
+	h.line("r.f0.data = ks_alloc_array(ctx, pos, n + 1, sizeof *r.f0.data);")
+	h.line("r.f1.data = ks_alloc_array(ctx, pos, pairs.size + (withj ? cols.size : 0), sizeof *r.f1.data);")
+	h.line("r.f1.size = ks_pairs_csr(ctx, pos, pairs.data, pairs.size, off.data, off.size - 1, cols.data, cols.size, n, withj, r.f0.data, r.f1.data);")
+	h.line("return r;")
+	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + vi + " pairs, " + vi + " off, " + vi + " cols, int64_t n, bool withj"
 }

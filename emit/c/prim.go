@@ -95,6 +95,9 @@ func init() {
 		"$patternCSR":     (*fn).primPatternCSR,
 		"$union":          (*fn).primUnion,
 		"$colour":         (*fn).primColour,
+		"$colourColumns":  (*fn).primColourColumns,
+		"$pairs":          (*fn).primPairs,
+		"$pairsCSR":       (*fn).primPairsCSR,
 		"ts_zero":         (*fn).primTsZero,
 		"$addTo":          (*fn).primAddTo,
 		"$addAt":          (*fn).primAddAt,
@@ -448,8 +451,21 @@ func (f *fn) primUnion(c *primCall) string {
 }
 
 // primColour compiles $colour.
-func (f *fn) primColour(c *primCall) string {
-	return f.temp(f.e.helper("colour", c.e.T)+"(ctx, "+c.ps+", "+strings.Join(c.parts, ", ")+")", c.e.T)
+func (f *fn) primColour(c *primCall) string { return f.patternCall(c, "colour") }
+
+// primColourColumns compiles $colourColumns.
+func (f *fn) primColourColumns(c *primCall) string { return f.patternCall(c, "colourcol") }
+
+// primPairs compiles $pairs.
+func (f *fn) primPairs(c *primCall) string { return f.patternCall(c, "pairs") }
+
+// primPairsCSR compiles $pairsCSR.
+func (f *fn) primPairsCSR(c *primCall) string { return f.patternCall(c, "pairscsr") }
+
+// patternCall compiles a primitive of sparsity patterns as the call of
+// its helper of the given kind with the position and the parts.
+func (f *fn) patternCall(c *primCall, kind string) string {
+	return f.temp(f.e.helper(kind, c.e.T)+"(ctx, "+c.ps+", "+strings.Join(c.parts, ", ")+")", c.e.T)
 }
 
 // primTsZero compiles ts_zero.

@@ -342,6 +342,9 @@ func init() {
 		"$patternCSR":     (*fn).primPatternCSR,
 		"$union":          (*fn).primUnion,
 		"$colour":         (*fn).primColour,
+		"$pairs":          (*fn).primPairs,
+		"$pairsCSR":       (*fn).primPairsCSR,
+		"$colourColumns":  (*fn).primColourColumns,
 	}
 }
 
@@ -735,12 +738,30 @@ func (g *fn) primUnion(c *primCall) val {
 }
 
 // primColour compiles $colour.
-func (g *fn) primColour(c *primCall) val {
+func (g *fn) primColour(c *primCall) val { return g.patternCall(c, "Colour", true) }
+
+// primColourColumns compiles $colourColumns.
+func (g *fn) primColourColumns(c *primCall) val { return g.patternCall(c, "ColourColumns", true) }
+
+// primPairsCSR compiles $pairsCSR.
+func (g *fn) primPairsCSR(c *primCall) val { return g.patternCall(c, "PairsCSR", true) }
+
+// primPairs compiles $pairs.
+func (g *fn) primPairs(c *primCall) val { return g.patternCall(c, "Pairs", false) }
+
+// patternCall compiles a primitive of sparsity patterns as the call of
+// the runtime's function name with the position and the parts, typed by
+// the result's type if generic.
+func (g *fn) patternCall(c *primCall, name string, generic bool) val {
 	args := []jen.Code{pos(c.e.P)}
 	for _, p := range c.parts {
 		args = append(args, p.code)
 	}
-	return g.temp(pureOf(g.e.rt("Colour").Types(g.e.gotype(c.e.T)).Call(args...)), c.e.T)
+	f := g.e.rt(name)
+	if generic {
+		f = f.Types(g.e.gotype(c.e.T))
+	}
+	return g.temp(pureOf(f.Call(args...)), c.e.T)
 }
 
 // primZerosOfShape compiles $zerosOfShape.

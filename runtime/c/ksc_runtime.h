@@ -610,6 +610,40 @@ static KS_UNUSED int64_t ks_greedy(const int64_t *tptr, const int64_t *tidx, con
   return used;
 }
 
+/* ks_csr_check fails unless off[0..m] and cols[0..nnz-1] are a CSR
+ * pattern with n columns: offsets from 0 to nnz, never decreasing,
+ * columns in range. It returns the longest row's length. */
+static KS_UNUSED int64_t ks_csr_check(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n) {
+  if (m < 0 || n < 0 || off[0] != 0 || off[m] != nnz) ks_fail(ctx, pos, "malformed sparsity pattern");
+  int64_t longest = 0;
+  for (int64_t i = 0; i < m; i++) {
+    if (off[i + 1] < off[i]) ks_fail(ctx, pos, "malformed sparsity pattern: offsets decrease at row %" PRId64, i);
+    if (off[i + 1] - off[i] > longest) longest = off[i + 1] - off[i];
+  }
+  for (int64_t k = 0; k < nnz; k++) {
+    if ((uint64_t)cols[k] >= (uint64_t)n) ks_fail(ctx, pos, "malformed sparsity pattern: column %" PRId64 " out of range for %" PRId64, cols[k], n);
+  }
+  return longest;
+}
+
+/* ks_csr_transpose sets *cptr (n + 1 offsets) and *rows (nnz) to the
+ * checked CSR pattern (off, m rows, cols, nnz entries) transposed: each
+ * column's rows, in increasing order. */
+static KS_UNUSED void ks_csr_transpose(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, int64_t **cptr, int64_t **rows) {
+  int64_t *cp = ks_alloc_array(ctx, pos, n + 1, sizeof *cp);
+  int64_t *rs = ks_alloc_array(ctx, pos, nnz, sizeof *rs);
+  for (int64_t j = 0; j <= n; j++) cp[j] = 0;
+  for (int64_t k = 0; k < nnz; k++) cp[cols[k] + 1]++;
+  for (int64_t j = 0; j < n; j++) cp[j + 1] += cp[j];
+  int64_t *fill = ks_alloc_array(ctx, pos, n + 1, sizeof *fill);
+  for (int64_t j = 0; j <= n; j++) fill[j] = cp[j];
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t k = off[i]; k < off[i + 1]; k++) rs[fill[cols[k]]++] = i;
+  }
+  *cptr = cp;
+  *rows = rs;
+}
+
 /* ks_colour chooses how [sparsejac f] sweeps the CSR pattern with m rows
  * (offsets off[0..m]) and n columns (cols[0..off[m]-1]): its columns
  * coloured greedily so that no two sharing a row are alike (one forward
@@ -622,28 +656,11 @@ static KS_UNUSED int64_t ks_greedy(const int64_t *tptr, const int64_t *tidx, con
  * (n, or m, entries) to colour, which has room for both, and returns the
  * number of colours. A malformed pattern is a runtime error. */
 static KS_UNUSED int64_t ks_colour(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, bool *by_rows, int64_t *colour) {
-  if (m < 0 || n < 0 || off[0] != 0 || off[m] != nnz) ks_fail(ctx, pos, "malformed sparsity pattern");
-  int64_t lb_cols = 0, lb_rows = 0;
-  for (int64_t i = 0; i < m; i++) {
-    if (off[i + 1] < off[i]) ks_fail(ctx, pos, "malformed sparsity pattern: offsets decrease at row %" PRId64, i);
-    if (off[i + 1] - off[i] > lb_cols) lb_cols = off[i + 1] - off[i];
-  }
-  for (int64_t k = 0; k < nnz; k++) {
-    if ((uint64_t)cols[k] >= (uint64_t)n) ks_fail(ctx, pos, "malformed sparsity pattern: column %" PRId64 " out of range for %" PRId64, cols[k], n);
-  }
-  /* The transpose: each column's rows. */
-  int64_t *cptr = ks_alloc_array(ctx, pos, n + 1, sizeof *cptr);
-  int64_t *rows = ks_alloc_array(ctx, pos, nnz, sizeof *rows);
-  for (int64_t j = 0; j <= n; j++) cptr[j] = 0;
-  for (int64_t k = 0; k < nnz; k++) cptr[cols[k] + 1]++;
+  int64_t lb_cols = ks_csr_check(ctx, pos, off, m, cols, nnz, n), lb_rows = 0;
+  int64_t *cptr, *rows;
+  ks_csr_transpose(ctx, pos, off, m, cols, nnz, n, &cptr, &rows);
   for (int64_t j = 0; j < n; j++) {
-    if (cptr[j + 1] > lb_rows) lb_rows = cptr[j + 1];
-    cptr[j + 1] += cptr[j];
-  }
-  int64_t *fill = ks_alloc_array(ctx, pos, n + 1, sizeof *fill);
-  for (int64_t j = 0; j <= n; j++) fill[j] = cptr[j];
-  for (int64_t i = 0; i < m; i++) {
-    for (int64_t k = off[i]; k < off[i + 1]; k++) rows[fill[cols[k]]++] = i;
+    if (cptr[j + 1] - cptr[j] > lb_rows) lb_rows = cptr[j + 1] - cptr[j];
   }
   int64_t big = m > n ? m : n;
   int64_t *seen = ks_alloc_array(ctx, pos, big + 1, sizeof *seen);
@@ -667,6 +684,68 @@ static KS_UNUSED int64_t ks_colour(ks_ctx *ctx, const char *pos, const int64_t *
     }
   }
   return first;
+}
+
+/* ks_colour_columns colours the n columns of the CSR pattern greedily so
+ * that no two sharing a row are alike ($colourColumns: [sparsejac [rev
+ * f]] has forward sweeps only), writes each column's colour to colour
+ * and returns the number of colours. */
+static KS_UNUSED int64_t ks_colour_columns(ks_ctx *ctx, const char *pos, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, int64_t *colour) {
+  ks_csr_check(ctx, pos, off, m, cols, nnz, n);
+  int64_t *cptr, *rows;
+  ks_csr_transpose(ctx, pos, off, m, cols, nnz, n, &cptr, &rows);
+  int64_t *seen = ks_alloc_array(ctx, pos, n + 1, sizeof *seen);
+  return ks_greedy(cptr, rows, off, cols, n, INT64_MAX, colour, seen);
+}
+
+/* Pairs of positions ([sparsejac [rev f]]), each coded as i * 2^32 + j. */
+#define KS_PAIR_LIMIT ((int64_t)1 << 31)
+
+/* ks_pairs writes the set of the pairs (i, j) and (j, i), i in the set a
+ * (na elements), j in b (nb), to out, which has room for 2 na nb, and
+ * returns its size ($pairs). tmp has room for 2 na nb. */
+static KS_UNUSED int64_t ks_pairs(ks_ctx *ctx, const char *pos, const int64_t *a, int64_t na, const int64_t *b, int64_t nb, int64_t *out, int64_t *tmp) {
+  for (int64_t k = 0; k < na; k++) {
+    if (a[k] < 0 || a[k] >= KS_PAIR_LIMIT) ks_fail(ctx, pos, "position %" PRId64 " out of range for a pair of positions", a[k]);
+  }
+  for (int64_t k = 0; k < nb; k++) {
+    if (b[k] < 0 || b[k] >= KS_PAIR_LIMIT) ks_fail(ctx, pos, "position %" PRId64 " out of range for a pair of positions", b[k]);
+  }
+  int64_t q = 0;
+  for (int64_t x = 0; x < na; x++) {
+    for (int64_t y = 0; y < nb; y++) tmp[q++] = a[x] << 32 | b[y];
+  }
+  for (int64_t y = 0; y < nb; y++) {
+    for (int64_t x = 0; x < na; x++) tmp[q++] = b[y] << 32 | a[x];
+  }
+  return ks_set_union(tmp, na * nb, tmp + na * nb, na * nb, out);
+}
+
+/* ks_pairs_csr writes the n x n pattern of the set of coded pairs (np of
+ * them) as CSR rows to roff (n + 1) and rcols (room for np, plus nnz if
+ * with_j), each row i followed, if with_j, by the columns n + k of the
+ * rows k of the CSR pattern (off, m rows, cols, nnz entries) holding i
+ * ($pairsCSR). It returns the number of entries. */
+static KS_UNUSED int64_t ks_pairs_csr(ks_ctx *ctx, const char *pos, const int64_t *pairs, int64_t np, const int64_t *off, int64_t m, const int64_t *cols, int64_t nnz, int64_t n, bool with_j, int64_t *roff, int64_t *rcols) {
+  ks_csr_check(ctx, pos, off, m, cols, nnz, n);
+  int64_t *tptr, *trows;
+  ks_csr_transpose(ctx, pos, off, m, cols, nnz, n, &tptr, &trows);
+  int64_t q = 0, e = 0;
+  roff[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    for (; q < np && pairs[q] >> 32 == i; q++) {
+      int64_t j = pairs[q] & (((int64_t)1 << 32) - 1);
+      if (j >= n) ks_fail(ctx, pos, "pair (%" PRId64 ", %" PRId64 ") out of range for %" PRId64, i, j, n);
+      rcols[e++] = j;
+    }
+    if (q < np && pairs[q] >> 32 < i) ks_fail(ctx, pos, "pairs not increasing at position %" PRId64, q);
+    if (with_j) {
+      for (int64_t k = tptr[i]; k < tptr[i + 1]; k++) rcols[e++] = n + trows[k];
+    }
+    roff[i + 1] = e;
+  }
+  if (q < np) ks_fail(ctx, pos, "pair (%" PRId64 ", %" PRId64 ") out of range for %" PRId64, pairs[q] >> 32, pairs[q] & (((int64_t)1 << 32) - 1), n);
+  return e;
 }
 
 /* Printing, in the formats of language.md section 6. */

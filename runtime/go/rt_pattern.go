@@ -110,39 +110,15 @@ func SetUnion(a, b []int64) []int64 {
 // the tuple (by rows, number of colours, colour of each) of type T. A
 // malformed pattern is a runtime error.
 func Colour[T any](pos string, off, cols []int64, n int64) T {
+	checkCSR(pos, off, cols, n)
 	m := int64(len(off)) - 1
-	nnz := int64(len(cols))
-	if m < 0 || n < 0 || off[0] != 0 || off[m] != nnz {
-		Fail(pos, "malformed sparsity pattern")
-	}
 	lbCols, lbRows := int64(0), int64(0)
 	for i := int64(0); i < m; i++ {
-		if off[i+1] < off[i] {
-			Fail(pos, "malformed sparsity pattern: offsets decrease at row %d", i)
-		}
 		lbCols = max(lbCols, off[i+1]-off[i])
 	}
-	for _, c := range cols {
-		if uint64(c) >= uint64(n) {
-			Fail(pos, "malformed sparsity pattern: column %d out of range for %d", c, n)
-		}
-	}
-	// The transpose: each column's rows.
-	cptr := make([]int64, n+1)
-	for _, c := range cols {
-		cptr[c+1]++
-	}
+	cptr, rows := transpose(off, cols, n)
 	for j := int64(0); j < n; j++ {
-		lbRows = max(lbRows, cptr[j+1])
-		cptr[j+1] += cptr[j]
-	}
-	rows := make([]int64, nnz)
-	fill := append([]int64(nil), cptr...)
-	for i := int64(0); i < m; i++ {
-		for k := off[i]; k < off[i+1]; k++ {
-			rows[fill[cols[k]]] = i
-			fill[cols[k]]++
-		}
+		lbRows = max(lbRows, cptr[j+1]-cptr[j])
 	}
 	byCols := func(limit int64) (int64, []int64) { return greedy(cptr, rows, off, cols, n, limit) }
 	byRows := func(limit int64) (int64, []int64) { return greedy(off, cols, cptr, rows, m, limit) }
@@ -205,4 +181,122 @@ func greedy(tptr, tidx, optr, oidx []int64, count, limit int64) (int64, []int64)
 		}
 	}
 	return used, colour
+}
+
+// pairLimit bounds the positions a pair code holds: i * 2^32 + j.
+const pairLimit = 1 << 31
+
+// Pairs is $pairs: the pairs (i, j) and (j, i) for i in the set a and j
+// in the set b, each coded as i * 2^32 + j, as a set (increasing).
+func Pairs(pos string, a, b []int64) []int64 {
+	for _, s := range [][]int64{a, b} {
+		for _, x := range s {
+			if x < 0 || x >= pairLimit {
+				Fail(pos, "position %d out of range for a pair of positions", x)
+			}
+		}
+	}
+	cross := func(a, b []int64) []int64 {
+		r := make([]int64, 0, len(a)*len(b))
+		for _, i := range a {
+			for _, j := range b {
+				r = append(r, i<<32|j)
+			}
+		}
+		return r
+	}
+	return SetUnion(cross(a, b), cross(b, a))
+}
+
+// PairsCSR is $pairsCSR: the n x n pattern of the coded pairs as CSR
+// rows, each row i followed, if withJ, by the columns n + k of the rows k
+// of the CSR pattern (off, cols) that hold i; the tuple (offsets,
+// columns) of type T. A pair or a column out of range is a runtime
+// error.
+func PairsCSR[T any](pos string, pairs, off, cols []int64, n int64, withJ bool) T {
+	checkCSR(pos, off, cols, n)
+	tptr, trows := transpose(off, cols, n) // each position's rows k
+	roff := []int64{0}
+	rcols := []int64{}
+	q := 0
+	for i := int64(0); i < n; i++ {
+		for ; q < len(pairs) && pairs[q]>>32 == i; q++ {
+			if j := pairs[q] & (1<<32 - 1); j < n {
+				rcols = append(rcols, j)
+			} else {
+				Fail(pos, "pair (%d, %d) out of range for %d", i, j, n)
+			}
+		}
+		if q < len(pairs) && pairs[q]>>32 < i {
+			Fail(pos, "pairs not increasing at (%d, %d)", pairs[q]>>32, pairs[q]&(1<<32-1))
+		}
+		if withJ {
+			for _, k := range trows[tptr[i]:tptr[i+1]] {
+				rcols = append(rcols, n+k)
+			}
+		}
+		roff = append(roff, int64(len(rcols)))
+	}
+	if q < len(pairs) {
+		Fail(pos, "pair (%d, %d) out of range for %d", pairs[q]>>32, pairs[q]&(1<<32-1), n)
+	}
+	r := reflect.New(reflect.TypeFor[T]()).Elem()
+	r.Field(0).Set(reflect.ValueOf(roff))
+	r.Field(1).Set(reflect.ValueOf(rcols))
+	return r.Interface().(T)
+}
+
+// ColourColumns is $colourColumns: the columns of the CSR pattern (off,
+// cols) with n columns coloured greedily, in order, so that no two
+// sharing a row are alike; the tuple (number of colours, colour of each)
+// of type T. A malformed pattern is a runtime error.
+func ColourColumns[T any](pos string, off, cols []int64, n int64) T {
+	checkCSR(pos, off, cols, n)
+	cptr, rows := transpose(off, cols, n)
+	count, colour := greedy(cptr, rows, off, cols, n, math.MaxInt64)
+	r := reflect.New(reflect.TypeFor[T]()).Elem()
+	r.Field(0).SetInt(count)
+	r.Field(1).Set(reflect.ValueOf(colour))
+	return r.Interface().(T)
+}
+
+// checkCSR fails unless (off, cols) is a CSR pattern with n columns:
+// offsets from 0 to the number of entries, never decreasing, and columns
+// in range.
+func checkCSR(pos string, off, cols []int64, n int64) {
+	m := int64(len(off)) - 1
+	if m < 0 || n < 0 || off[0] != 0 || off[m] != int64(len(cols)) {
+		Fail(pos, "malformed sparsity pattern")
+	}
+	for i := int64(0); i < m; i++ {
+		if off[i+1] < off[i] {
+			Fail(pos, "malformed sparsity pattern: offsets decrease at row %d", i)
+		}
+	}
+	for _, c := range cols {
+		if uint64(c) >= uint64(n) {
+			Fail(pos, "malformed sparsity pattern: column %d out of range for %d", c, n)
+		}
+	}
+}
+
+// transpose returns the CSR pattern (off, cols), whose columns are less
+// than n, transposed: each column's rows, in increasing order.
+func transpose(off, cols []int64, n int64) (cptr, rows []int64) {
+	cptr = make([]int64, n+1)
+	for _, c := range cols {
+		cptr[c+1]++
+	}
+	for j := int64(0); j < n; j++ {
+		cptr[j+1] += cptr[j]
+	}
+	rows = make([]int64, len(cols))
+	fill := append([]int64(nil), cptr...)
+	for i := int64(0); i+1 < int64(len(off)); i++ {
+		for k := off[i]; k < off[i+1]; k++ {
+			rows[fill[cols[k]]] = i
+			fill[cols[k]]++
+		}
+	}
+	return cptr, rows
 }
