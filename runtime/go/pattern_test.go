@@ -135,3 +135,82 @@ func TestPatternSeedAndCSR(t *testing.T) {
 		t.Errorf("PatternCSR = %v", r)
 	}
 }
+
+// TestPairs checks $pairs (both orders, as one increasing set), and that
+// a position that does not fit a pair is an error.
+func TestPairs(t *testing.T) {
+	code := func(i, j int64) int64 { return i<<32 | j }
+	got := Pairs("p", []int64{0, 2}, []int64{2, 5})
+	want := []int64{code(0, 2), code(0, 5), code(2, 0), code(2, 2), code(2, 5), code(5, 0), code(5, 2)}
+	if !slices.Equal(got, want) {
+		t.Errorf("Pairs = %v, want %v", got, want)
+	}
+	if got := Pairs("p", nil, []int64{1}); len(got) != 0 {
+		t.Errorf("Pairs of an empty set = %v", got)
+	}
+	err := Catch(func() { Pairs("p", []int64{1 << 31}, []int64{0}) })
+	if err == nil || !strings.Contains(err.Msg, "out of range") {
+		t.Errorf("a position of 2^31: %v, want an error", err)
+	}
+}
+
+// TestPairsCSR checks $pairsCSR: the rows of the pairs, followed with
+// withJ by the transposed pattern's columns after n, and its errors.
+func TestPairsCSR(t *testing.T) {
+	type csrT struct{ Off, Cols []int64 }
+	code := func(i, j int64) int64 { return i<<32 | j }
+	pairs := []int64{code(0, 0), code(0, 1), code(1, 0), code(2, 2)}
+	joff, jcols := csr([][]int64{{0, 1}, {2}}) // 2 result Floats over 3 positions
+	r := PairsCSR[csrT]("p", pairs, joff, jcols, 3, true)
+	if want := []int64{0, 3, 5, 7}; !slices.Equal(r.Off, want) {
+		t.Errorf("offsets %v, want %v", r.Off, want)
+	}
+	if want := []int64{0, 1, 3, 0, 3, 2, 4}; !slices.Equal(r.Cols, want) {
+		t.Errorf("columns %v, want %v", r.Cols, want)
+	}
+	r = PairsCSR[csrT]("p", pairs, joff, jcols, 3, false)
+	if want := []int64{0, 1, 0, 2}; !slices.Equal(r.Cols, want) {
+		t.Errorf("without J: columns %v, want %v", r.Cols, want)
+	}
+	for _, bad := range [][]int64{{code(0, 3)}, {code(3, 0)}, {code(1, 0), code(0, 0)}, {-1}} {
+		if err := Catch(func() { PairsCSR[csrT]("p", bad, joff, jcols, 3, true) }); err == nil {
+			t.Errorf("pairs %v: no error", bad)
+		}
+	}
+}
+
+// TestColourColumns checks $colourColumns on a tridiagonal pattern: 3
+// colours whatever the size, no two columns sharing a row alike.
+func TestColourColumns(t *testing.T) {
+	type colT struct {
+		Count   int64
+		Colours []int64
+	}
+	for _, n := range []int64{3, 10, 100} {
+		var rows [][]int64
+		for i := int64(0); i < n; i++ {
+			var r []int64
+			for j := max(0, i-1); j <= min(n-1, i+1); j++ {
+				r = append(r, j)
+			}
+			rows = append(rows, r)
+		}
+		off, cols := csr(rows)
+		c := ColourColumns[colT]("p", off, cols, n)
+		if c.Count != 3 {
+			t.Errorf("n = %d: %d colours, want 3", n, c.Count)
+		}
+		for _, r := range rows {
+			seen := map[int64]bool{}
+			for _, j := range r {
+				if seen[c.Colours[j]] {
+					t.Errorf("n = %d: row %v has two columns of colour %d", n, r, c.Colours[j])
+				}
+				seen[c.Colours[j]] = true
+			}
+		}
+	}
+	if err := Catch(func() { ColourColumns[colT]("p", []int64{0, 1}, []int64{5}, 3) }); err == nil {
+		t.Errorf("a column out of range: no error")
+	}
+}
