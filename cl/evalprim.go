@@ -237,6 +237,14 @@ func recordOperation(name string, pos Pos, s, t *types.Type) op {
 		})
 	case "$union":
 		return pure1(func(x []Value) Value { return intVec(ksrt.SetUnion(ints(x[0]), ints(x[1]))) })
+	case "$unionAll":
+		return pure1(func(x []Value) Value {
+			var sets [][]int64
+			for _, s := range x[0].(*Tensor).Elems {
+				sets = append(sets, ints(s))
+			}
+			return intVec(ksrt.UnionAll(sets))
+		})
 	case "$pairs":
 		return func(x []Value) (Value, error) {
 			var r []int64

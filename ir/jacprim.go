@@ -18,6 +18,8 @@ var jacTable = []*Prim{
 		Doc: "($patternCSR p): the sets of the pattern p in flat order as CSR rows: (tuple offsets columns)"},
 	{Name: "$union", Sig: sig(tVI, tVI, tVI), Pure: true,
 		Doc: "($union a b): the union of two sets (increasing Vec Integers), increasing"},
+	{Name: "$unionAll", Sig: sig(tVI, types.VecOf(tVI)), Pure: true,
+		Doc: "($unionAll sets): the union of a vector of sets, increasing, in time proportional to their total size times its logarithm"},
 	{Name: "$pairs", Sig: sig(tVI, tVI, tVI), Pure: true,
 		Doc: "($pairs a b): the pairs (i, j) and (j, i) for i in the set a and j in the set b, each coded as i * 2^32 + j, as a set; fails on a position of 2^31 or more"},
 	{Name: "$pairsCSR", Sig: sig(types.TupleOf(tVI, tVI), tVI, tVI, tVI, tI, tB),

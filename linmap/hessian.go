@@ -103,8 +103,7 @@ func (s *sem) foldLeaves(p ir.Pos, e ir.Expr, part func(x ir.Expr) ir.Expr) ir.E
 		x := b.atom(e)
 		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
 		body := s.foldLeaves(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), part)
-		union := func(p ir.Pos, acc, x ir.Expr) ir.Expr { return ir.MkPrim(p, "$union", acc, x) }
-		return b.wrap(s.foldRange(p, ir.MkPrim(p, "size", x), i, s.emptySet(p), body, 0, union))
+		return b.wrap(s.unionOver(p, ir.MkPrim(p, "size", x), i, body))
 	}
 	return s.emptySet(p)
 }
@@ -210,7 +209,7 @@ func (s *sem) hDot(p ir.Pos, a, t ir.Expr) ir.Expr {
 			dv, xv := lb.atom(da), lb.atom(x)
 			i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
 			at := func(v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", ir.Ref(p, i), v) }
-			return lb.wrap(s.foldRange(p, ir.MkPrim(p, "size", dv), i, s.emptyLeaf(p), walk(at(dv), at(xv)), 0, s.patUnion))
+			return lb.wrap(s.unionOver(p, ir.MkPrim(p, "size", dv), i, walk(at(dv), at(xv))))
 		}
 		return s.emptyLeaf(p)
 	}

@@ -241,8 +241,7 @@ func (s *sem) patAll(p ir.Pos, e ir.Expr) ir.Expr {
 		b := &binder{ns: s.ns}
 		x := b.atom(e)
 		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		return b.wrap(s.unionLoop(p, ir.MkPrim(p, "size", x), i, s.emptySet(p),
-			s.patAll(p, ir.MkPrim(p, "index", ir.Ref(p, i), x)), 0))
+		return b.wrap(s.unionOver(p, ir.MkPrim(p, "size", x), i, s.patAll(p, ir.MkPrim(p, "index", ir.Ref(p, i), x))))
 	}
 	fail(p, "internal: %s is not a sparsity pattern", t)
 	return nil
@@ -254,13 +253,68 @@ func (s *sem) patAll(p ir.Pos, e ir.Expr) ir.Expr {
 // dependence looks like without a value to shape it.
 func (s *sem) patSum(p ir.Pos, n ir.Expr, i *ir.Var, body ir.Expr) ir.Expr {
 	if empty := s.emptyOfType(p, body.Type()); empty != nil {
-		return s.unionLoop(p, n, i, empty, body, 0)
+		return s.unionOver(p, n, i, body)
 	}
 	b := &binder{ns: s.ns}
 	nv := b.atom(n)
-	first := ir.FreshBinders(ir.MkLet(p, i, s.firstIndex(p, i.T), ir.Copy(body, p)), s.ns)
-	rest := s.unionLoop(p, nv, i, first, body, 1)
-	return b.wrap(&ir.Assert{P: p, Cond: s.nonEmpty(p, nv), Body: rest, Msg: "sumbuild over an empty range"})
+	return b.wrap(&ir.Assert{P: p, Cond: s.nonEmpty(p, nv), Body: s.unionOver(p, nv, i, body), Msg: "sumbuild over an empty range"})
+}
+
+// unionOver returns the union of body, a pattern that reads the index i,
+// over the index range n: the patterns are gathered in a vector, then
+// each set of their structure merged from all of them at once ($unionAll:
+// a union per index would copy the growing set each time, quadratic in
+// a sum's length). A range of patterns holding tensors must not be
+// empty: the first one gives their sizes.
+func (s *sem) unionOver(p ir.Pos, n ir.Expr, i *ir.Var, body ir.Expr) ir.Expr {
+	b := &binder{ns: s.ns}
+	all := b.atom(s.gather(p, n, i, body))
+	return b.wrap(s.unionAll(p, all))
+}
+
+// gather returns the vector of body, which reads the index i, at each
+// index of the range n in row-major order.
+func (s *sem) gather(p ir.Pos, n ir.Expr, i *ir.Var, body ir.Expr) ir.Expr {
+	b := &binder{ns: s.ns}
+	nv := b.atom(n)
+	q := s.ns.FreshVar(p, "q", types.IntegerType)
+	lets := &binder{ns: s.ns}
+	idx := s.rowMajor(p, nv, ir.Ref(p, q), lets)
+	return b.wrap(ir.MkPrim(p, "build", s.count(p, nv), ir.MkLam(p, q, lets.wrap(ir.MkLet(p, i, idx, body)))))
+}
+
+// unionAll returns the union of the patterns of the vector all, an atom,
+// set by set.
+func (s *sem) unionAll(p ir.Pos, all ir.Expr) ir.Expr {
+	t := all.Type().Elem
+	j := s.ns.FreshVar(p, "j", types.IntegerType)
+	each := func(part func(x ir.Expr) ir.Expr) ir.Expr {
+		return ir.MkPrim(p, "build", ir.MkPrim(p, "size", all), ir.MkLam(p, j, part(ir.MkPrim(p, "index", ir.Ref(p, j), all))))
+	}
+	b := &binder{ns: s.ns}
+	switch {
+	case isSet(t):
+		return ir.MkPrim(p, "$unionAll", each(func(x ir.Expr) ir.Expr { return x }))
+	case t.Kind == types.Tuple:
+		elems := make([]ir.Expr, len(t.Elems))
+		for k := range elems {
+			elems[k] = s.unionAll(p, b.atom(each(func(x ir.Expr) ir.Expr { return ir.MkGet(p, k+1, x) })))
+		}
+		return b.wrap(ir.MkTuple(p, elems...))
+	case t.Kind == types.Tensor:
+		// Element e of each, all of the first one's size.
+		first := b.atom(ir.MkPrim(p, "index", ir.Int(p, 0), all))
+		e := s.ns.FreshVar(p, "e", types.IndexType(t.Rank))
+		part := func(x ir.Expr) ir.Expr {
+			xv := s.ns.FreshVar(p, "x", t)
+			same := ir.MkPrim(p, "eq", ir.MkPrim(p, "size", ir.Ref(p, xv)), ir.MkPrim(p, "size", first))
+			return ir.MkLet(p, xv, x, &ir.Assert{P: p, Cond: same, Body: ir.MkPrim(p, "index", ir.Ref(p, e), ir.Ref(p, xv)), Msg: "size mismatch"})
+		}
+		eb := &binder{ns: s.ns}
+		inner := s.unionAll(p, eb.atom(each(part)))
+		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", first), ir.MkLam(p, e, eb.wrap(inner))))
+	}
+	return ir.MkTuple(p) // the unit pattern
 }
 
 // emptyOfType returns the pattern of no dependence of type t, or nil if a
@@ -281,18 +335,6 @@ func (s *sem) emptyOfType(p ir.Pos, t *types.Type) ir.Expr {
 	return nil
 }
 
-// firstIndex is the first index of a range of index type t.
-func (s *sem) firstIndex(p ir.Pos, t *types.Type) ir.Expr {
-	if t.Kind == types.Integer {
-		return ir.Int(p, 0)
-	}
-	zeros := make([]ir.Expr, len(t.Elems))
-	for k := range zeros {
-		zeros[k] = ir.Int(p, 0)
-	}
-	return ir.MkTuple(p, zeros...)
-}
-
 // count returns the number of indices in the range n, an atom.
 func (s *sem) count(p ir.Pos, n ir.Expr) ir.Expr {
 	if n.Type().Kind == types.Integer {
@@ -310,45 +352,23 @@ func (s *sem) nonEmpty(p ir.Pos, n ir.Expr) ir.Expr {
 	return ir.MkPrim(p, "gt", s.count(p, n), ir.Int(p, 0))
 }
 
-// unionLoop returns init united with body at each index i of the range
-// n from the flat position from on.
-func (s *sem) unionLoop(p ir.Pos, n ir.Expr, i *ir.Var, init, body ir.Expr, from int64) ir.Expr {
-	return s.foldRange(p, n, i, init, body, from, s.patUnion)
-}
-
-// foldRange returns init combined with body at each index i of the
-// range n from the flat position from on: a loop ($ifold) over the flat
-// positions, the index of a range of tensors (a tuple) taken from the
-// flat one row-major.
-func (s *sem) foldRange(p ir.Pos, n ir.Expr, i *ir.Var, init, body ir.Expr, from int64, combine func(p ir.Pos, acc, x ir.Expr) ir.Expr) ir.Expr {
-	b := &binder{ns: s.ns}
-	nv := b.atom(n)
-	st := s.ns.FreshVar(p, "st", init.Type())
-	q := s.ns.FreshVar(p, "q", types.IntegerType)
-	sq := s.ns.FreshVar(p, "st_q", types.TupleOf(init.Type(), types.IntegerType))
-	count := s.count(p, nv)
-	flat := ir.Expr(ir.Ref(p, q))
-	if from != 0 {
-		count = ir.MkPrim(p, "sub", count, ir.Int(p, from))
-		flat = ir.MkPrim(p, "add", flat, ir.Int(p, from))
+// rowMajor returns the index of the range n, an atom (an Integer, or a
+// tuple of them for a tensor's), at the flat position flat, the last
+// index varying fastest; lets receives what it binds.
+func (s *sem) rowMajor(p ir.Pos, n, flat ir.Expr, lets *binder) ir.Expr {
+	nt := n.Type()
+	if nt.Kind != types.Tuple {
+		return flat
 	}
-	lets := &binder{ns: s.ns}
-	var idx ir.Expr = flat
-	if nt := nv.Type(); nt.Kind == types.Tuple {
-		// Row-major: the last index varies fastest.
-		parts := make([]ir.Expr, len(nt.Elems))
-		rest := lets.atom(flat)
-		for k := len(parts) - 1; k >= 0; k-- {
-			size := ir.MkGet(p, k+1, nv)
-			quo := lets.atom(ir.MkPrim(p, "div", rest, size))
-			parts[k] = lets.atom(ir.MkPrim(p, "sub", rest, ir.MkPrim(p, "mul", quo, ir.Copy(size, p))))
-			rest = quo
-		}
-		idx = ir.MkTuple(p, parts...)
+	parts := make([]ir.Expr, len(nt.Elems))
+	rest := lets.atom(flat)
+	for k := len(parts) - 1; k >= 0; k-- {
+		size := ir.MkGet(p, k+1, n)
+		quo := lets.atom(ir.MkPrim(p, "div", rest, size))
+		parts[k] = lets.atom(ir.MkPrim(p, "sub", rest, ir.MkPrim(p, "mul", quo, ir.Copy(size, p))))
+		rest = quo
 	}
-	withIndex := lets.wrap(ir.MkLet(p, i, idx, combine(p, ir.Ref(p, st), body)))
-	step := &ir.Let{P: p, Vars: []*ir.Var{st, q}, Pattern: true, Rhs: ir.Ref(p, sq), Body: withIndex}
-	return b.wrap(ir.MkPrim(p, "$ifold", count, init, ir.MkLam(p, sq, step)))
+	return ir.MkTuple(p, parts...)
 }
 
 // patScatter returns the pattern of the map (lmScatter sh j ex), whose

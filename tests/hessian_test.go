@@ -12,6 +12,7 @@ import (
 
 	"github.com/ksc-lang/ksc/driver"
 	"github.com/ksc-lang/ksc/internal/ksgen"
+	"github.com/ksc-lang/ksc/ir"
 )
 
 // hessianCases are functions with the exact pattern of [sparsejac [rev
@@ -184,5 +185,40 @@ func TestRandomSparseHessians(t *testing.T) {
 	}
 	for _, name := range names {
 		sameAsDense(t, name, lines[name+" sparse"], parseMatrix(t, lines[name+" jac"]))
+	}
+}
+
+// TestPatternOfASumIsLinear: the pattern of a sum over n terms gathers
+// the terms' sets and merges them once ($unionAll), where a loop uniting
+// each term into the growing set ($union of the loop's state) would
+// copy it every time, quadratic in n (at n = 10^5 Rosenbrock's Hessian
+// pattern took more memory than the machine had). Counted in the
+// optimised [pattern f] and [hpattern f] of a sum: no loop carries a set.
+func TestPatternOfASumIsLinear(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sum.ks")
+	src := hessianCases[0].defs + `
+(gdef sparsejac [f (Vec Float)])
+(gdef sparsejac [rev [f (Vec Float)]] 0)
+`
+	if err := os.WriteFile(file, []byte(src), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"[pattern f]", "[hpattern f]"} {
+		f := optimisedFunc(t, file, name)
+		folds, merges := 0, 0
+		ir.Inspect(f.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok && c.Prim != nil {
+				switch c.Prim.Name {
+				case "$ifold", "fold":
+					folds++
+				case "$unionAll":
+					merges++
+				}
+			}
+			return true
+		})
+		if folds > 0 || merges == 0 {
+			t.Errorf("%s: %d loops carrying a state, %d merges; want none, some\n%s", name, folds, merges, ir.FormatExpr(f.Body))
+		}
 	}
 }

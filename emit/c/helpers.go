@@ -42,6 +42,7 @@ func helperGens(kind string) helperGen {
 		"setunion":  genSetUnion,      // Vec Integer (ctx, Vec Integer a, Vec Integer b): $union
 		"colour":    genColour,        // Tuple Bool Integer (Vec Integer) (ctx, pos, off, cols, n): $colour
 		"colourcol": genColourColumns, // Tuple Integer (Vec Integer) (ctx, pos, off, cols, n): $colourColumns
+		"unionall":  genUnionAll,      // Vec Integer (ctx, Vec (Vec Integer) sets): $unionAll
 		"pairs":     genPairs,         // Vec Integer (ctx, pos, Vec Integer a, Vec Integer b): $pairs
 		"pairscsr":  genPairsCSR,      // Tuple (Vec Integer) (Vec Integer) (ctx, pos, pairs, off, cols, n, withJ): $pairsCSR
 	}[kind]
@@ -836,4 +837,23 @@ func genPairsCSR(e *emitter, t *types.Type, h *hb) (string, string) {
 	h.line("r.f1.size = ks_pairs_csr(ctx, pos, pairs.data, pairs.size, off.data, off.size - 1, cols.data, cols.size, n, withj, r.f0.data, r.f1.data);")
 	h.line("return r;")
 	return e.ctype(t), "ks_ctx *ctx, const char *pos, " + vi + " pairs, " + vi + " off, " + vi + " cols, int64_t n, bool withj"
+}
+
+// genUnionAll compiles $unionAll (t is its argument, Vec (Vec Integer)).
+func genUnionAll(e *emitter, t *types.Type, h *hb) (string, string) {
+	vi := e.ctype(t.Elem)
+	h.line("int64_t total = 0;")
+	h.line("for (int64_t k = 0; k < sets.size; k++) {")
+	h.line("  if (sets.data[k].size > INT64_MAX - total) ks_fail(ctx, \"\", \"too many positions in a union\");")
+	h.line("  total += sets.data[k].size;")
+	h.line("}")
+	h.line("%s r;", vi)
+	h.line("r.data = ks_alloc_array(ctx, \"\", total, sizeof *r.data);")
+	h.line("int64_t q = 0;")
+	h.line("for (int64_t k = 0; k < sets.size; k++) {")
+	h.line("  for (int64_t j = 0; j < sets.data[k].size; j++) r.data[q++] = sets.data[k].data[j];")
+	h.line("}")
+	h.line("r.size = ks_sort_unique(r.data, total);")
+	h.line("return r;")
+	return vi, "ks_ctx *ctx, " + e.ctype(t) + " sets"
 }

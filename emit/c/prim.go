@@ -97,6 +97,7 @@ func init() {
 		"$colour":         (*fn).primColour,
 		"$colourColumns":  (*fn).primColourColumns,
 		"$pairs":          (*fn).primPairs,
+		"$unionAll":       (*fn).primUnionAll,
 		"$pairsCSR":       (*fn).primPairsCSR,
 		"ts_zero":         (*fn).primTsZero,
 		"$addTo":          (*fn).primAddTo,
@@ -455,6 +456,11 @@ func (f *fn) primColour(c *primCall) string { return f.patternCall(c, "colour") 
 
 // primColourColumns compiles $colourColumns.
 func (f *fn) primColourColumns(c *primCall) string { return f.patternCall(c, "colourcol") }
+
+// primUnionAll compiles $unionAll.
+func (f *fn) primUnionAll(c *primCall) string {
+	return f.temp(f.e.helper("unionall", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+}
 
 // primPairs compiles $pairs.
 func (f *fn) primPairs(c *primCall) string { return f.patternCall(c, "pairs") }

@@ -343,6 +343,7 @@ func init() {
 		"$union":          (*fn).primUnion,
 		"$colour":         (*fn).primColour,
 		"$pairs":          (*fn).primPairs,
+		"$unionAll":       (*fn).primUnionAll,
 		"$pairsCSR":       (*fn).primPairsCSR,
 		"$colourColumns":  (*fn).primColourColumns,
 	}
@@ -745,6 +746,11 @@ func (g *fn) primColourColumns(c *primCall) val { return g.patternCall(c, "Colou
 
 // primPairsCSR compiles $pairsCSR.
 func (g *fn) primPairsCSR(c *primCall) val { return g.patternCall(c, "PairsCSR", true) }
+
+// primUnionAll compiles $unionAll.
+func (g *fn) primUnionAll(c *primCall) val {
+	return g.temp(pureOf(g.e.rt("UnionAll").Call(c.parts[0].code)), c.e.T)
+}
 
 // primPairs compiles $pairs.
 func (g *fn) primPairs(c *primCall) val { return g.patternCall(c, "Pairs", false) }

@@ -582,6 +582,24 @@ static KS_UNUSED int64_t ks_set_union(const int64_t *a, int64_t na, const int64_
   return k;
 }
 
+/* ks_cmp_i64 orders int64_ts for qsort. */
+static KS_UNUSED int ks_cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* ks_sort_unique sorts the n integers of a and removes repeats, returning
+ * how many are left ($unionAll). */
+static KS_UNUSED int64_t ks_sort_unique(int64_t *a, int64_t n) {
+  if (n == 0) return 0;
+  qsort(a, (size_t)n, sizeof *a, ks_cmp_i64);
+  int64_t k = 1;
+  for (int64_t i = 1; i < n; i++) {
+    if (a[i] != a[k - 1]) a[k++] = a[i];
+  }
+  return k;
+}
+
 /* ks_greedy colours the count vertices of a bipartite pattern greedily,
  * in order, so that no two sharing a neighbour alike: vertex v's
  * neighbours are tidx[tptr[v]...tptr[v+1]-1], and neighbour r's vertices

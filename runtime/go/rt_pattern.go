@@ -3,6 +3,7 @@ package ksrt
 import (
 	"math"
 	"reflect"
+	"slices"
 )
 
 // Sparsity patterns ([sparsejac f], language.md section 5): a set is an
@@ -76,6 +77,20 @@ func patternRows(p reflect.Value, off, cols *[]int64) {
 			patternRows(p.Field(i), off, cols)
 		}
 	}
+}
+
+// UnionAll is $unionAll: the union of a vector of sets, sorted once.
+func UnionAll(sets [][]int64) []int64 {
+	n := 0
+	for _, s := range sets {
+		n += len(s)
+	}
+	r := make([]int64, 0, n)
+	for _, s := range sets {
+		r = append(r, s...)
+	}
+	slices.Sort(r)
+	return slices.Compact(r)
 }
 
 // SetUnion is $union: the union of two sets.
