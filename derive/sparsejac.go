@@ -43,8 +43,12 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		d.sparseHessianBody(f, base, p) // hessian.go
 		return
 	}
-	if len(base.Name.Derivs) > 0 && !ir.IsCL(base) {
-		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function other than [rev g] is not supported; use [jac %s]", f.FullName(), base.Name)
+	// Forward code ([fwd g]) is differentiated as code, its pattern as
+	// any def's; its split passes are not made, so its sweeps are by
+	// columns only (as [jac [fwd g]]'s).
+	byColsOnly := forwardCode(base)
+	if len(base.Name.Derivs) > 0 && !ir.IsCL(base) && !byColsOnly {
+		d.errorf(p, "ksc cannot generate %s: the sparse Jacobian of a derived function other than [rev g] and [fwd g] is not supported; use [jac %s]", f.FullName(), base.Name)
 		return
 	}
 	fs, ok := d.needs(f, base, p, "pattern")
@@ -52,9 +56,11 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		return
 	}
 	pat := fs[0]
-	fwdPass, revPass, ok := d.splitPasses(base, p)
-	if !ok {
-		return
+	var fwdPass, revPass *ir.Func
+	if !byColsOnly {
+		if fwdPass, revPass, ok = d.splitPasses(base, p); !ok {
+			return
+		}
 	}
 	x := &ir.Var{P: f.P, T: f.Arg, Name: "x"}
 	f.Params, f.OneParam = []*ir.Var{x}, true
@@ -76,9 +82,16 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	cols := l.bind("cols", ir.MkGet(p, 2, ref(csr)))
 	m := l.bind("m", ir.MkPrim(p, "sub", ir.MkPrim(p, "size", ref(off)), ir.Int(p, 1)))
 	n := l.bind("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()))
-	cc := l.bind("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), ref(n)))
-	count := l.bind("count", ir.MkGet(p, 2, ref(cc)))
-	colours := l.bind("colours", ir.MkGet(p, 3, ref(cc)))
+	var cc, count, colours *ir.Var
+	if byColsOnly {
+		cc = l.bind("cc", ir.MkPrim(p, "$colourColumns", ref(off), ref(cols), ref(n)))
+		count = l.bind("count", ir.MkGet(p, 1, ref(cc)))
+		colours = l.bind("colours", ir.MkGet(p, 2, ref(cc)))
+	} else {
+		cc = l.bind("cc", ir.MkPrim(p, "$colour", ref(off), ref(cols), ref(n)))
+		count = l.bind("count", ir.MkGet(p, 2, ref(cc)))
+		colours = l.bind("colours", ir.MkGet(p, 3, ref(cc)))
+	}
 
 	cs := &compressed{d: d, p: p, off: off, cols: cols, m: m, count: count, colours: colours}
 	idx := func(i, v ir.Expr) ir.Expr { return ir.MkPrim(p, "index", i, v) }
@@ -92,6 +105,10 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 		return sweep(ref(x), seed)
 	}))
 	byCol := cl.in(cs.byColumns(colSweeps))
+	if byColsOnly {
+		f.Body = l.in(byCol)
+		return
+	}
 
 	// By rows: one [sufrevpass f] per colour, from one BOG, along the sum
 	// of the unit cotangents of its rows; entry (i, j) is column j of
@@ -186,12 +203,27 @@ func (d *deriver) seedSets(p ir.Pos, wrt []int, x, chosen ir.Expr) ir.Expr {
 	return d.wrtSpread(p, wrt, x, ir.MkPrim(p, "$patternSeed", chosen), empty)
 }
 
+// forwardCode reports whether g is forward mode of a function, [fwd h]
+// or [fwdfull h] (of forward code, or of [CL h], at any depth), whose
+// derivatives are those of its code.
+func forwardCode(g *ir.Func) bool {
+	if g.Kind != ir.DerivedFunc || g.Name.Wrt != nil || len(g.Name.Derivs) == 0 {
+		return false
+	}
+	for _, d := range g.Name.Derivs {
+		if d != "fwd" && d != "fwdfull" && d != "CL" {
+			return false
+		}
+	}
+	return g.Name.Outer() != "CL"
+}
+
 // opaque reports whether ksc differentiates g other than through its
 // Jacobian's structure: an edef, a def with a hand-written [fwd g], or a
 // derived function ([rev h], whose [D [rev h]] is a declaration applied
 // through [fwd [rev h]]). Its pattern is dense.
 func (d *deriver) opaque(g *ir.Func) bool {
-	if g.Kind == ir.EdefFunc || g.Body == nil || len(g.Name.Derivs) > 0 && !ir.IsCL(g) {
+	if g.Kind == ir.EdefFunc || g.Body == nil || len(g.Name.Derivs) > 0 && !ir.IsCL(g) && !forwardCode(g) {
 		return true
 	}
 	hand := d.lookup("fwd", g)

@@ -144,7 +144,8 @@ func sameAsDense(t *testing.T, what, s string, dense [][]float64) [][]int {
 // TestRandomSparseHessians checks [sparsejac [rev f]] of the random
 // programs of ksgen against [jac [rev f]]: the pattern's walk over sets
 // of pairs shares no code with the sweeps, and a pair it misses is an
-// entry of the dense matrix left out.
+// entry of the dense matrix left out. And [sparsejac [fwd f]] (forward
+// code, whose pattern is a def's) against [jac [fwd f]].
 func TestRandomSparseHessians(t *testing.T) {
 	needCC(t)
 	if !wantBackend("c") {
@@ -156,7 +157,7 @@ func TestRandomSparseHessians(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(5))
 	var defs, mains strings.Builder
-	var calls, names []string
+	var calls, names, fwdNames []string
 	for seed := *randomSeed; seed < *randomSeed+int64(n); seed++ {
 		p := ksgen.Generate(seed, fmt.Sprintf("p%d_", seed))
 		args, dr := p.Specs()
@@ -165,6 +166,15 @@ func TestRandomSparseHessians(t *testing.T) {
 		defs.WriteString(p.Defs())
 		fmt.Fprintf(&mains, "(def sh$%[1]s Integer ()\n  (let ((x %[2]s) (dr %[3]s))\n    (print %[4]q ([jac [rev %[1]s]] x dr) \"\\n\" %[5]q ([sparsejac [rev %[1]s]] x dr) \"\\n\")))\n",
 			c.name, x, dy, c.name+" jac ", c.name+" sparse ")
+		if seed < *randomSeed+int64(n)/3 {
+			// A third of them for forward code (compiling all takes
+			// minutes under the sanitizers).
+			x2, dx, _ := c.point(rng)
+			fmt.Fprintf(&mains, "(def sf$%[1]s Integer ()\n  (let ((x %[2]s) (dx %[3]s))\n    (print %[4]q ([jac [fwd %[1]s]] x dx) \"\\n\" %[5]q ([sparsejac [fwd %[1]s]] x dx) \"\\n\")))\n",
+				c.name, x2, dx, c.name+" fjac ", c.name+" fsparse ")
+			calls = append(calls, fmt.Sprintf("(sf$%s)", c.name))
+			fwdNames = append(fwdNames, c.name)
+		}
 		calls = append(calls, fmt.Sprintf("(sh$%s)", c.name))
 		names = append(names, c.name)
 	}
@@ -185,6 +195,9 @@ func TestRandomSparseHessians(t *testing.T) {
 	}
 	for _, name := range names {
 		sameAsDense(t, name, lines[name+" sparse"], parseMatrix(t, lines[name+" jac"]))
+	}
+	for _, name := range fwdNames {
+		sameAsDense(t, name+" [fwd f]", lines[name+" fsparse"], parseMatrix(t, lines[name+" fjac"]))
 	}
 }
 
