@@ -124,4 +124,12 @@ var Laws = []Law{
 	{Name: "add-zero-right-float", Eq: "x + 0 = x", LHS: "(add x 0.0)", RHS: "x"},
 	{Name: "mul-one-left", Eq: "1 * x = x", LHS: "(mul 1.0 x)", RHS: "x"},
 	{Name: "mul-one-right", Eq: "x * 1 = x", LHS: "(mul x 1.0)", RHS: "x"},
+
+	// Sets of sparsity patterns (increasing Vec Integers): the empty set
+	// is (build 0 f).
+	{Name: "union-empty-left", Eq: "∅ ∪ s = s", LHS: "($union (build 0 f) s)", RHS: "s"},
+	{Name: "union-empty-right", Eq: "s ∪ ∅ = s", LHS: "($union s (build 0 f))", RHS: "s"},
+	{Name: "union-self", Eq: "s ∪ s = s", LHS: "($union s s)", RHS: "s"},
+	{Name: "pairs-empty-left", Eq: "∅ × s = ∅", LHS: "($pairs (build 0 f) s)", RHS: "(build 0 f)"},
+	{Name: "pairs-empty-right", Eq: "s × ∅ = ∅", LHS: "($pairs s (build 0 f))", RHS: "(build 0 f)"},
 }

@@ -60,12 +60,18 @@ var lawTests = []struct {
 	{"lte-self", "(lte n n)", "true"},
 	{"eq-self", "(eq n n)", "true"},
 	{"ne-self", "(ne n n)", "false"},
+	{"union-empty-left", "($union (build 0 (lam (i : Integer) i)) s)", "s"},
+	{"union-empty-right", "($union s (build 0 (lam (i : Integer) i)))", "s"},
+	{"union-self", "($union s s)", "s"},
+	{"pairs-empty-left", "($pairs (build 0 (lam (i : Integer) i)) s)", "(build 0 (lam (i : Integer) i))"},
+	{"pairs-empty-right", "($pairs s (build 0 (lam (i : Integer) i)))", "(build 0 (lam (i : Integer) i))"},
 }
 
 // vars are the variables the law tests may use.
 var vars = []*ir.Var{
 	{Name: "m", T: tLM}, {Name: "x", T: tF}, {Name: "y", T: tF},
 	{Name: "a", T: tF}, {Name: "b", T: tF}, {Name: "n", T: tI}, {Name: "v", T: tVF},
+	{Name: "s", T: types.VecOf(tI)},
 }
 
 func TestLaws(t *testing.T) {
