@@ -269,10 +269,8 @@ func (d *deriver) generate(f *ir.Func) {
 		d.jacBody(f, base, p)
 	case "sparsejac":
 		d.sparsejacBody(f, base, p)
-	case "pattern":
-		d.patternBody(f, base, p)
-	case "hpattern":
-		d.hessianPatternBody(f, base, p)
+	case "pattern", "hpattern":
+		d.patternBody(f, base, p, deriv == "hpattern")
 	default:
 		d.errorf(p, "ksc cannot generate %s yet (derivation %q is not implemented)", f.FullName(), deriv)
 	}

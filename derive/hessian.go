@@ -15,23 +15,6 @@ import (
 // two of a colour sharing a row), as for [sparsejac g] by columns.
 // [sparsejac [rev g] 0] has the columns of x only: the Hessian.
 
-// hessianPatternBody makes the body of [hpattern g]: (lmHessianPattern
-// ([D g] x) px), or for a function whose derivative ksc cannot see, a
-// dense pattern.
-func (d *deriver) hessianPatternBody(f, base *ir.Func, p ir.Pos) {
-	x, px := d.params(f, "x", "px")
-	if d.opaque(base) {
-		f.Body = linmap.DenseHessianPattern(p, base.Result, func() ir.Expr { return ir.CallFunc(p, base, x) }, px, d.ns)
-		return
-	}
-	dg, err := d.jacobianOf(base, p)
-	if err != nil {
-		d.errorf(p, "%v", err)
-		return
-	}
-	f.Body = ir.MkPrim(p, "lmHessianPattern", ir.CallFunc(p, dg, x), px)
-}
-
 // sparseHessianBody makes the body of f = [sparsejac [rev g] I...] (base
 // is [rev g]), I nothing or 0.
 func (d *deriver) sparseHessianBody(f, base *ir.Func, p ir.Pos) {

@@ -13,10 +13,17 @@ import (
 // through [D f]'s structure. A function whose derivative ksc cannot see
 // (opaque) is dense: each of its result's Floats depends on all of its
 // argument's.
-func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
+//
+// [hpattern f] is the same over sets and sets of pairs (second: the
+// Hessian's pattern, types.HessianPattern, linmap.HessianPattern).
+func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos, second bool) {
 	x, px := d.params(f, "x", "px")
 	if d.opaque(base) {
-		f.Body = linmap.DensePattern(p, base.Result, func() ir.Expr { return ir.CallFunc(p, base, x) }, px, d.ns)
+		dense := linmap.DensePattern
+		if second {
+			dense = linmap.DenseHessianPattern
+		}
+		f.Body = dense(p, base.Result, func() ir.Expr { return ir.CallFunc(p, base, x) }, px, d.ns)
 		return
 	}
 	dg, err := d.jacobianOf(base, p)
@@ -24,7 +31,11 @@ func (d *deriver) patternBody(f, base *ir.Func, p ir.Pos) {
 		d.errorf(p, "%v", err)
 		return
 	}
-	f.Body = ir.MkPrim(p, "lmPattern", ir.CallFunc(p, dg, x), px)
+	prim := "lmPattern"
+	if second {
+		prim = "lmHessianPattern"
+	}
+	f.Body = ir.MkPrim(p, prim, ir.CallFunc(p, dg, x), px)
 }
 
 // sparsejacBody makes the body of [sparsejac f] for f : S -> T, the

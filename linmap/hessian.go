@@ -55,22 +55,28 @@ func (s *sem) emptyLeaf(p ir.Pos) ir.Expr {
 // mapLeaves returns the pattern e (hessians mode) with each leaf x (a
 // Float's) replaced by leaf(x).
 func (s *sem) mapLeaves(p ir.Pos, e ir.Expr, leaf func(x ir.Expr) ir.Expr) ir.Expr {
+	return s.mapPattern(p, e, isLeaf, leaf)
+}
+
+// mapPattern returns the pattern e with each part x whose type isFloat
+// accepts (a Float's pattern) replaced by leaf(x).
+func (s *sem) mapPattern(p ir.Pos, e ir.Expr, isFloat func(*types.Type) bool, leaf func(x ir.Expr) ir.Expr) ir.Expr {
 	t := e.Type()
 	b := &binder{ns: s.ns}
 	switch {
-	case isLeaf(t):
+	case isFloat(t):
 		return leaf(e)
 	case t.Kind == types.Tuple:
 		x := b.atom(e)
 		elems := make([]ir.Expr, len(t.Elems))
 		for i := range elems {
-			elems[i] = s.mapLeaves(p, ir.MkGet(p, i+1, x), leaf)
+			elems[i] = s.mapPattern(p, ir.MkGet(p, i+1, x), isFloat, leaf)
 		}
 		return b.wrap(ir.MkTuple(p, elems...))
 	case t.Kind == types.Tensor:
 		x := b.atom(e)
 		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		elem := s.mapLeaves(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), leaf)
+		elem := s.mapPattern(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), isFloat, leaf)
 		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, elem)))
 	}
 	return e // the unit pattern of an Integer, Bool or String
@@ -131,31 +137,7 @@ func FirstOrder(p ir.Pos, e ir.Expr, ns *ir.Names) ir.Expr {
 // first-order pattern is ps: each Float's set with no pairs.
 func HessianSeed(p ir.Pos, ps ir.Expr, ns *ir.Names) ir.Expr {
 	s := &sem{ns: ns, mode: patterns}
-	return s.mapSets(p, ps, func(x ir.Expr) ir.Expr { return ir.MkTuple(p, x, s.emptySet(p)) })
-}
-
-// mapSets returns the first-order pattern e with each set x replaced by
-// leaf(x).
-func (s *sem) mapSets(p ir.Pos, e ir.Expr, leaf func(x ir.Expr) ir.Expr) ir.Expr {
-	t := e.Type()
-	b := &binder{ns: s.ns}
-	switch {
-	case isSet(t):
-		return leaf(e)
-	case t.Kind == types.Tuple:
-		x := b.atom(e)
-		elems := make([]ir.Expr, len(t.Elems))
-		for i := range elems {
-			elems[i] = s.mapSets(p, ir.MkGet(p, i+1, x), leaf)
-		}
-		return b.wrap(ir.MkTuple(p, elems...))
-	case t.Kind == types.Tensor:
-		x := b.atom(e)
-		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		elem := s.mapSets(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), leaf)
-		return b.wrap(ir.MkPrim(p, "build", ir.MkPrim(p, "size", x), ir.MkLam(p, i, elem)))
-	}
-	return e
+	return s.mapPattern(p, ps, isSet, func(x ir.Expr) ir.Expr { return ir.MkTuple(p, x, s.emptySet(p)) })
 }
 
 // withPairs returns the leaf x (a Float's pattern) scaled by a value
@@ -221,7 +203,7 @@ func (s *sem) hDot(p ir.Pos, a, t ir.Expr) ir.Expr {
 func (s *sem) hFill(p ir.Pos, a, t ir.Expr) ir.Expr {
 	b := &binder{ns: s.ns}
 	tv := b.atom(t)
-	return b.wrap(s.mapSets(p, s.valueDeps(p, a), func(d ir.Expr) ir.Expr { return s.withPairs(p, tv, d) }))
+	return b.wrap(s.mapPattern(p, s.valueDeps(p, a), isSet, func(d ir.Expr) ir.Expr { return s.withPairs(p, tv, d) }))
 }
 
 // valueDeps returns the first-order pattern of the primal value a: each

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ksc-lang/ksc/driver"
-	"github.com/ksc-lang/ksc/internal/ksgen"
 	"github.com/ksc-lang/ksc/ir"
 )
 
@@ -147,52 +145,24 @@ func sameAsDense(t *testing.T, what, s string, dense [][]float64) [][]int {
 // entry of the dense matrix left out. And [sparsejac [fwd f]] (forward
 // code, whose pattern is a def's) against [jac [fwd f]].
 func TestRandomSparseHessians(t *testing.T) {
-	needCC(t)
-	if !wantBackend("c") {
-		t.Skip("C only")
-	}
-	n := 60
-	if testing.Short() {
-		n = 20
-	}
 	rng := rand.New(rand.NewSource(5))
-	var defs, mains strings.Builder
-	var calls, names, fwdNames []string
-	for seed := *randomSeed; seed < *randomSeed+int64(n); seed++ {
-		p := ksgen.Generate(seed, fmt.Sprintf("p%d_", seed))
-		args, dr := p.Specs()
-		c := &check{name: p.Entry().Name, args: specs(args), dr: spec(dr)}
+	var names, fwdNames []string
+	lines := randomPrograms(t, "hessian", func(c *check, main *strings.Builder) []string {
 		x, _, dy := c.point(rng)
-		defs.WriteString(p.Defs())
-		fmt.Fprintf(&mains, "(def sh$%[1]s Integer ()\n  (let ((x %[2]s) (dr %[3]s))\n    (print %[4]q ([jac [rev %[1]s]] x dr) \"\\n\" %[5]q ([sparsejac [rev %[1]s]] x dr) \"\\n\")))\n",
+		fmt.Fprintf(main, "(def sh$%[1]s Integer ()\n  (let ((x %[2]s) (dr %[3]s))\n    (print %[4]q ([jac [rev %[1]s]] x dr) \"\\n\" %[5]q ([sparsejac [rev %[1]s]] x dr) \"\\n\")))\n",
 			c.name, x, dy, c.name+" jac ", c.name+" sparse ")
-		if seed < *randomSeed+int64(n)/3 {
-			// A third of them for forward code (compiling all takes
-			// minutes under the sanitizers).
-			x2, dx, _ := c.point(rng)
-			fmt.Fprintf(&mains, "(def sf$%[1]s Integer ()\n  (let ((x %[2]s) (dx %[3]s))\n    (print %[4]q ([jac [fwd %[1]s]] x dx) \"\\n\" %[5]q ([sparsejac [fwd %[1]s]] x dx) \"\\n\")))\n",
-				c.name, x2, dx, c.name+" fjac ", c.name+" fsparse ")
-			calls = append(calls, fmt.Sprintf("(sf$%s)", c.name))
-			fwdNames = append(fwdNames, c.name)
-		}
-		calls = append(calls, fmt.Sprintf("(sh$%s)", c.name))
 		names = append(names, c.name)
-	}
-	file := filepath.Join(t.TempDir(), "hessian.ks")
-	src := defs.String() + mains.String() + "(def main Integer ()\n  " + sumOf(calls) + ")\n"
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := runProgramWith(t, "c", driver.Options{}, file)
-	if r.code != 0 {
-		t.Fatalf("status %d\n%s", r.code, r.stderr)
-	}
-	lines := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-		if f := strings.SplitN(line, " ", 3); len(f) == 3 {
-			lines[f[0]+" "+f[1]] = f[2]
+		if len(names)%3 != 1 {
+			return []string{"sh$" + c.name}
 		}
-	}
+		// A third of them for forward code (compiling all takes minutes
+		// under the sanitizers).
+		x2, dx, _ := c.point(rng)
+		fmt.Fprintf(main, "(def sf$%[1]s Integer ()\n  (let ((x %[2]s) (dx %[3]s))\n    (print %[4]q ([jac [fwd %[1]s]] x dx) \"\\n\" %[5]q ([sparsejac [fwd %[1]s]] x dx) \"\\n\")))\n",
+			c.name, x2, dx, c.name+" fjac ", c.name+" fsparse ")
+		fwdNames = append(fwdNames, c.name)
+		return []string{"sh$" + c.name, "sf$" + c.name}
+	})
 	for _, name := range names {
 		sameAsDense(t, name, lines[name+" sparse"], parseMatrix(t, lines[name+" jac"]))
 	}

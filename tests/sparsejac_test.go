@@ -292,6 +292,26 @@ func TestJacobianShapeOutsideLoops(t *testing.T) {
 // value is zero is allowed (a structural dependence through a value that
 // is zero).
 func TestRandomSparseJacobians(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var names []string
+	lines := randomPrograms(t, "sparse", func(c *check, main *strings.Builder) []string {
+		x, _, _ := c.point(rng)
+		fmt.Fprintf(main, "(def sj$%[1]s Integer ()\n  (let (x %[2]s)\n    (print %[3]q ([jac %[1]s] x) \"\\n\" %[4]q ([sparsejac %[1]s] x) \"\\n\")))\n",
+			c.name, x, c.name+" jac ", c.name+" sparse ")
+		names = append(names, c.name)
+		return []string{"sj$" + c.name}
+	})
+	for _, name := range names {
+		sameAsDense(t, name, lines[name+" sparse"], parseMatrix(t, lines[name+" jac"]))
+	}
+}
+
+// randomPrograms writes the random programs of ksgen (60, or 20 with
+// -short, from -random.seed on) and for each the defs that add(c, main)
+// writes to main, returning the names of those to call; it runs them in
+// C and returns their printed lines, keyed by their first two words.
+func randomPrograms(t *testing.T, what string, add func(c *check, main *strings.Builder) []string) map[string]string {
+	t.Helper()
 	needCC(t)
 	if !wantBackend("c") {
 		t.Skip("C only")
@@ -300,21 +320,17 @@ func TestRandomSparseJacobians(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	rng := rand.New(rand.NewSource(3))
 	var defs, mains strings.Builder
-	var calls, names []string
+	var calls []string
 	for seed := *randomSeed; seed < *randomSeed+int64(n); seed++ {
 		p := ksgen.Generate(seed, fmt.Sprintf("p%d_", seed))
 		args, dr := p.Specs()
-		c := &check{name: p.Entry().Name, args: specs(args), dr: spec(dr)}
-		x, _, _ := c.point(rng)
 		defs.WriteString(p.Defs())
-		fmt.Fprintf(&mains, "(def sj$%[1]s Integer ()\n  (let (x %[2]s)\n    (print %[3]q ([jac %[1]s] x) \"\\n\" %[4]q ([sparsejac %[1]s] x) \"\\n\")))\n",
-			c.name, x, c.name+" jac ", c.name+" sparse ")
-		calls = append(calls, fmt.Sprintf("(sj$%s)", c.name))
-		names = append(names, c.name)
+		for _, name := range add(&check{name: p.Entry().Name, args: specs(args), dr: spec(dr)}, &mains) {
+			calls = append(calls, "("+name+")")
+		}
 	}
-	file := filepath.Join(t.TempDir(), "sparse.ks")
+	file := filepath.Join(t.TempDir(), what+".ks")
 	src := defs.String() + mains.String() + "(def main Integer ()\n  " + sumOf(calls) + ")\n"
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -329,26 +345,5 @@ func TestRandomSparseJacobians(t *testing.T) {
 			lines[f[0]+" "+f[1]] = f[2]
 		}
 	}
-	for _, name := range names {
-		dense := parseMatrix(t, lines[name+" jac"])
-		cols := 0
-		if len(dense) > 0 {
-			cols = len(dense[0])
-		}
-		off, idx, vals := parseCSR(t, lines[name+" sparse"])
-		checkCSR(t, name, off, idx, vals, len(dense), cols)
-		for i, row := range dense {
-			k := off[i]
-			for j, want := range row {
-				got := 0.0
-				if k < off[i+1] && idx[k] == j {
-					got = vals[k]
-					k++
-				}
-				if d := math.Abs(got - want); !(d <= 1e-9*(1+math.Abs(want))) {
-					t.Errorf("%s: [sparsejac] gives J[%d][%d] = %g, [jac] %g", name, i, j, got, want)
-				}
-			}
-		}
-	}
+	return lines
 }
