@@ -85,16 +85,23 @@ func (s *sem) mapPattern(p ir.Pos, e ir.Expr, isFloat func(*types.Type) bool, le
 // foldLeaves returns the union over the leaves of the pattern e of
 // part(leaf), a set.
 func (s *sem) foldLeaves(p ir.Pos, e ir.Expr, part func(x ir.Expr) ir.Expr) ir.Expr {
+	return s.foldPattern(p, e, isLeaf, part)
+}
+
+// foldPattern returns the union over the parts x of the pattern e whose
+// type isFloat accepts (a Float's pattern) of part(x), a set: a tensor's
+// merged once (unionOver).
+func (s *sem) foldPattern(p ir.Pos, e ir.Expr, isFloat func(*types.Type) bool, part func(x ir.Expr) ir.Expr) ir.Expr {
 	t := e.Type()
 	b := &binder{ns: s.ns}
 	switch {
-	case isLeaf(t):
+	case isFloat(t):
 		return part(e)
 	case t.Kind == types.Tuple:
 		x := b.atom(e)
 		var all ir.Expr
 		for i := range t.Elems {
-			one := s.foldLeaves(p, ir.MkGet(p, i+1, x), part)
+			one := s.foldPattern(p, ir.MkGet(p, i+1, x), isFloat, part)
 			if all == nil {
 				all = one
 			} else {
@@ -108,10 +115,11 @@ func (s *sem) foldLeaves(p ir.Pos, e ir.Expr, part func(x ir.Expr) ir.Expr) ir.E
 	case t.Kind == types.Tensor:
 		x := b.atom(e)
 		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		body := s.foldLeaves(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), part)
+		body := s.foldPattern(p, ir.MkPrim(p, "index", ir.Ref(p, i), x), isFloat, part)
 		return b.wrap(s.unionOver(p, ir.MkPrim(p, "size", x), i, body))
 	}
-	return s.emptySet(p)
+	fail(p, "internal: %s is not a sparsity pattern", t)
+	return nil
 }
 
 // depsAll is the union of the sets D of the pattern e.

@@ -217,34 +217,7 @@ func (s *sem) patFill(p ir.Pos, ex, set ir.Expr) ir.Expr {
 // patAll returns the union of all the sets of the pattern e: the map
 // (lmRow a) applied to it.
 func (s *sem) patAll(p ir.Pos, e ir.Expr) ir.Expr {
-	t := e.Type()
-	switch {
-	case isSet(t):
-		return e
-	case t.Kind == types.Tuple:
-		b := &binder{ns: s.ns}
-		x := b.atom(e)
-		var all ir.Expr
-		for i := range t.Elems {
-			part := s.patAll(p, ir.MkGet(p, i+1, x))
-			if all == nil {
-				all = part
-			} else {
-				all = ir.MkPrim(p, "$union", b.atom(all), part)
-			}
-		}
-		if all == nil {
-			return s.emptySet(p)
-		}
-		return b.wrap(all)
-	case t.Kind == types.Tensor:
-		b := &binder{ns: s.ns}
-		x := b.atom(e)
-		i := s.ns.FreshVar(p, "i", types.IndexType(t.Rank))
-		return b.wrap(s.unionOver(p, ir.MkPrim(p, "size", x), i, s.patAll(p, ir.MkPrim(p, "index", ir.Ref(p, i), x))))
-	}
-	fail(p, "internal: %s is not a sparsity pattern", t)
-	return nil
+	return s.foldPattern(p, e, isSet, func(x ir.Expr) ir.Expr { return x })
 }
 
 // patSum returns the union over the index range n (an Integer or a tuple

@@ -518,20 +518,10 @@ func TestInactiveTangents(t *testing.T) {
 		fmt.Fprintf(&b, "\n      %q %s \" \" (ntangent %d) \"\\n\"", c.label+" ", c.call, k)
 	}
 	b.WriteString(")))\n")
-	file := filepath.Join(t.TempDir(), "inactive.ks")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := tryProgram("c", driver.Options{}, cc, t.TempDir(), file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.code != 0 || r.warnings != "" {
-		t.Fatalf("status %d\n%s%s", r.code, r.warnings, r.stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	out := runCounted(t, cc, b.String())
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != len(cases) {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(cases), r.stdout)
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(cases), out)
 	}
 	for i, c := range cases {
 		var label string
