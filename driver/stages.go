@@ -42,7 +42,7 @@ func BOG(prog *ir.Program) []byte {
 	out := &ir.Program{Types: prog.Types}
 	for _, f := range prog.Funcs {
 		switch f.Name.Outer() {
-		case "suffwdpass", "sufrevpass", "bogrev", "sufrev":
+		case "suffwdpass", "sufrevpass", "bogrev", "sufrev", "suffwdloop", "bogup":
 			out.Funcs = append(out.Funcs, f)
 		}
 	}

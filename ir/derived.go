@@ -15,6 +15,10 @@ func InnerArg(deriv string, arg *types.Type) (s *types.Type, ok bool) {
 	switch deriv {
 	case "D", "suffwdpass", "CL", "shape", "jac", "sparsejac":
 		return arg, true
+	case "suffwdloop":
+		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
+			return arg.Elems[0], true
+		}
 	case "fwd", "fwdfull", "rev", "sufrev", "vrev", "pattern", "hpattern":
 		if arg.Kind == types.Tuple && len(arg.Elems) == 2 {
 			return arg.Elems[0], true
@@ -88,7 +92,7 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 		// Reverse mode that also returns the value: the whole computation
 		// that split reverse mode splits into its two passes.
 		return types.TupleOf(s, dt, ds), types.TupleOf(t, ds), ""
-	case "suffwdpass", "sufrevpass", "bogrev":
+	case "suffwdpass", "sufrevpass", "bogrev", "suffwdloop", "bogup":
 		if bog == nil {
 			return nil, nil, "split reverse mode needs a function defined in ks"
 		}
@@ -97,6 +101,14 @@ func DerivedSig(deriv string, s, t, bog *types.Type) (arg, result *types.Type, m
 			return s, types.TupleOf(t, bog), ""
 		case "sufrevpass":
 			return types.TupleOf(dt, bog), ds, ""
+		case "suffwdloop":
+			// A tail recursion's forward pass from a level whose parent
+			// (the level above, or none) is given.
+			return types.TupleOf(s, types.VariantOf(types.Unit, types.TupleOf(bog))), types.TupleOf(t, bog), ""
+		case "bogup":
+			// A tail recursion's reverse pass from a record up, given what
+			// the level below returned.
+			return types.TupleOf(dt, bog, ds), ds, ""
 		}
 		// The reverse pass adding into an accumulator.
 		return types.TupleOf(dt, bog, ds), ds, ""
@@ -162,5 +174,5 @@ func IsCL(f *Func) bool {
 // first argument of $addTo, a value passed there is not the caller's after
 // the call.
 func AddsIntoLastArg(deriv string) bool {
-	return deriv == "revacc" || deriv == "revfull" || deriv == "bogrev"
+	return deriv == "revacc" || deriv == "revfull" || deriv == "bogrev" || deriv == "bogup"
 }

@@ -74,7 +74,8 @@ func params(vs []*Var) []*syntax.Param {
 // cannot be recovered from the argument ([sufrevpass [f S]]).
 func funcName(f *Func, explicit bool) *syntax.Name {
 	n := &syntax.Name{Base: f.Name.Base}
-	if explicit && (slices.Contains(f.Name.Derivs, "sufrevpass") || slices.Contains(f.Name.Derivs, "bogrev")) {
+	if explicit && (slices.Contains(f.Name.Derivs, "sufrevpass") || slices.Contains(f.Name.Derivs, "bogrev") ||
+		slices.Contains(f.Name.Derivs, "bogup")) {
 		n.Arg = te(f.BaseArg)
 	}
 	for i := len(f.Name.Derivs) - 1; i >= 0; i-- {

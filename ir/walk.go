@@ -199,3 +199,29 @@ func ChainVars(items []Expr) []*Var {
 	}
 	return vs
 }
+
+// TailCalls returns f's calls of itself in tail position: f's body, the
+// body of a let or assert in tail position, the branches of an if in tail
+// position. The backends compile them as jumps back to f's start, so a
+// tail recursion runs as a loop.
+func TailCalls(f *Func) map[*Call]bool {
+	out := map[*Call]bool{}
+	var walk func(e Expr)
+	walk = func(e Expr) {
+		switch e := e.(type) {
+		case *Let:
+			walk(e.Body)
+		case *Assert:
+			walk(e.Body)
+		case *If:
+			walk(e.Then)
+			walk(e.Else)
+		case *Call:
+			if e.Fn == f {
+				out[e] = true
+			}
+		}
+	}
+	walk(f.Body)
+	return out
+}

@@ -56,6 +56,7 @@ var Passes = []Pass{
 	{Name: "tape-loops", Doc: "a build records what a later loop over the same range computes again (the reverse loop of derived code)", Run: tapeLoops},
 	{Name: "simplify-again", Doc: "simplify what CSE exposed", Run: simplifyPass},
 	{Name: "untape", Doc: "a fold's tape read only at its last entry (its reverse pass dropped) is the fold", Run: untapeFolds},
+	{Name: "loop-tail", Doc: "the split passes of a tail recursion as loops: each record holds its parent's (bog.LoopTail)", Run: loopTail, Expands: true},
 	{Name: "drop-unused", Doc: "drop the internal derived functions ([revacc f], [revfull f], ...) that nothing calls", Run: dropUnused},
 }
 

@@ -1,6 +1,7 @@
 package optimise
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ksc-lang/ksc/bog"
@@ -15,7 +16,7 @@ func splitBog(ctx *Context) error {
 	prog := ctx.Prog
 	lookup := &derivedLookup{prog: prog}
 	var errs syntax.ErrorList
-	for _, f := range prog.Funcs {
+	for _, f := range slices.Clone(prog.Funcs) {
 		if f.Name.Outer() != "revfull" || f.Body == nil {
 			continue
 		}
@@ -48,6 +49,11 @@ func splitBog(ctx *Context) error {
 				errs.Add(f.P, "splitting %s: %v", g.FullName(), err)
 			}
 		}()
+		// The loops an earlier round made of the passes read the records
+		// it defined; loop-tail makes them again from the new passes.
+		prog.Funcs = slices.DeleteFunc(prog.Funcs, func(h *ir.Func) bool {
+			return h.Base == g && (h.Name.Outer() == "suffwdloop" || h.Name.Outer() == "bogup")
+		})
 	}
 	errs.Sort()
 	return errs.Err()
@@ -60,4 +66,52 @@ type derivedLookup struct {
 
 func (d *derivedLookup) Lookup(deriv string, g *ir.Func) *ir.Func {
 	return d.prog.Lookup(g.Name.Derive(deriv), g.BaseArg)
+}
+
+// loopTail turns the split passes of each tail recursion into loops
+// (bog.LoopTail), defining [suffwdloop f] and [bogup f], and simplifies
+// the passes it rewrote.
+func loopTail(ctx *Context) error {
+	prog := ctx.Prog
+	lookup := &derivedLookup{prog: prog}
+	changed := false
+	for _, f := range append([]*ir.Func{}, prog.Funcs...) {
+		if f.Name.Outer() != "bogrev" || f.Kind != ir.DerivedFunc || f.Body == nil || f.Base == nil {
+			continue
+		}
+		g := f.Base
+		bogT := prog.BogType(g)
+		if bogT.Kind != types.Named || !strings.HasPrefix(bogT.Name, "bog$") || bogT.Def == nil {
+			continue
+		}
+		passes := bog.Passes{Fwd: lookup.Lookup("suffwdpass", g), Rev: lookup.Lookup("sufrevpass", g), RevAcc: f}
+		if passes.Fwd == nil || passes.Fwd.Body == nil {
+			continue
+		}
+		loops := bog.Loops{Fwd: loopFunc(prog, g, "suffwdloop", bogT), Up: loopFunc(prog, g, "bogup", bogT)}
+		if !bog.LoopTail(passes, loops, bogT, prog.Names()) {
+			continue
+		}
+		for _, h := range []*ir.Func{loops.Fwd, loops.Up} {
+			if prog.Lookup(h.Name, h.BaseArg) == nil {
+				prog.Funcs = append(prog.Funcs, h)
+			}
+		}
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return simplifyPass(ctx)
+}
+
+// loopFunc returns [deriv g] (suffwdloop or bogup), the program's own if
+// it has one, else a new function without a body.
+func loopFunc(prog *ir.Program, g *ir.Func, deriv string, bogT *types.Type) *ir.Func {
+	name := g.Name.Derive(deriv)
+	if h := prog.Lookup(name, g.BaseArg); h != nil {
+		return h
+	}
+	arg, res, _ := ir.DerivedSig(deriv, g.Arg, g.Result, bogT)
+	return &ir.Func{P: g.P, Name: name, BaseArg: g.BaseArg, Arg: arg, Result: res, Kind: ir.DerivedFunc, Base: g}
 }

@@ -268,6 +268,8 @@ var Derivations = map[string]bool{
 	"revfull":    false, // internal: reverse mode returning the value too
 	"fwdfull":    false, // internal: forward mode returning the value too
 	"bogrev":     false, // internal: the reverse pass into an accumulator
+	"suffwdloop": false, // internal: a tail recursion's forward pass, as a loop (bog.LoopTail)
+	"bogup":      false, // internal: a tail recursion's reverse pass, as a loop (bog.LoopTail)
 	"pattern":    false, // internal: forward mode over sets, for sparsejac
 	"hpattern":   false, // internal: the same over sets of pairs, for sparsejac of [rev f]
 }

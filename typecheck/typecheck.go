@@ -284,7 +284,7 @@ func (c *checker) bogOf(deriv string, inner any) *types.Type {
 
 // splitDeriv reports whether a derivation's type mentions the BOG.
 func splitDeriv(d string) bool {
-	return d == "suffwdpass" || d == "sufrevpass" || d == "bogrev"
+	return d == "suffwdpass" || d == "sufrevpass" || d == "bogrev" || d == "suffwdloop" || d == "bogup"
 }
 
 // lookupInner finds the function a derived name derives from, by its base

@@ -29,6 +29,10 @@ type fn struct {
 	// (version.go).
 	proven   map[*ir.Call]bool
 	versions int // the versioned loops around the code being emitted
+	// The function's calls of itself in tail position, which jump back
+	// to its start with new parameters (a loop, whatever the C
+	// compiler's optimisation level).
+	tail map[*ir.Call]bool
 }
 
 func newFn(e *emitter, f *ir.Func) *fn {
@@ -83,6 +87,9 @@ func (f *fn) body() {
 	if f.e.recursive[f.f] {
 		f.line("ks_stack_check(ctx, %s, %s);", pos(f.f.P), cString(f.f.Name.String()))
 	}
+	if f.tail = ir.TailCalls(f.f); len(f.tail) > 0 {
+		f.line("ks_tail:;")
+	}
 	switch {
 	case len(params) == 1 && len(cps) != 1 || len(params) == 1 && f.f.Arg.Kind == types.Tuple:
 		// One parameter of tuple type, passed as its fields.
@@ -102,6 +109,24 @@ func (f *fn) body() {
 	}
 	r := f.expr(f.f.Body, sc)
 	f.line("return %s;", r)
+}
+
+// tailCall compiles a call of the function itself in tail position: its
+// arguments become the parameters, and control goes back to the start.
+// The value returned stands for a result never used.
+func (f *fn) tailCall(e *ir.Call, sc *env) string {
+	args := f.args(e.Args, sc, true)
+	types := f.e.cParams(f.f.Arg)
+	next := make([]string, len(args))
+	for i, a := range args {
+		next[i] = f.fresh("")
+		f.line("%s %s = %s;", types[i], next[i], a)
+	}
+	for i := range args {
+		f.line("p%d = %s;", i, next[i])
+	}
+	f.line("goto ks_tail;")
+	return f.zeroValue(e.T)
 }
 
 // tupleLit returns a compound literal of tuple type t.
@@ -302,7 +327,7 @@ func (f *fn) ifExpr(e *ir.If, sc *env) string {
 // sub returns a generator for a nested block.
 func (f *fn) sub() *fn {
 	return &fn{e: f.e, f: f.f, indent: f.indent + 1, depth: f.depth,
-		same: clone(f.same), below: clone(f.below), fields: clone(f.fields), proven: f.proven, versions: f.versions}
+		same: clone(f.same), below: clone(f.below), fields: clone(f.fields), proven: f.proven, versions: f.versions, tail: f.tail}
 }
 
 // clone copies a map: facts found in a branch hold only there.
@@ -345,6 +370,9 @@ func (f *fn) call(e *ir.Call, sc *env) string {
 	name := f.e.funcName(e.Fn)
 	if name == "" {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("%s is declared by edef but has no definition ksc can call", e.Fn.FullName())})
+	}
+	if f.tail[e] && f.depth == 0 {
+		return f.tailCall(e, sc)
 	}
 	args := f.args(e.Args, sc, true)
 	if e.Fn.Kind == ir.EdefFunc {

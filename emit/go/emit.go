@@ -261,6 +261,13 @@ func (e *emitter) function(f *ir.Func) jen.Code {
 	for i, t := range ps {
 		params = append(params, jen.Id("p"+strconv.Itoa(i)).Add(e.gotype(t)))
 	}
+	if e.recursive[f] {
+		g.stmt(jen.Id("ctx").Dot("Enter").Call(jen.Lit(f.P.String()), jen.Lit(f.Name.String())))
+		g.stmt(jen.Defer().Id("ctx").Dot("Leave").Call())
+	}
+	if g.tail = ir.TailCalls(f); len(g.tail) > 0 {
+		g.stmt(jen.Id("ksTail").Op(":"))
+	}
 	var sc *env
 	if len(f.Params) == 1 && f.Arg.Kind == types.Tuple {
 		// One parameter of tuple type, passed as its fields.
@@ -275,12 +282,9 @@ func (e *emitter) function(f *ir.Func) jen.Code {
 			sc = sc.push(p.Name, "p"+strconv.Itoa(i))
 		}
 	}
-	if e.recursive[f] {
-		g.stmt(jen.Id("ctx").Dot("Enter").Call(jen.Lit(f.P.String()), jen.Lit(f.Name.String())))
-		g.stmt(jen.Defer().Id("ctx").Dot("Leave").Call())
+	if r := g.expr(f.Body, sc); !r.jumped {
+		g.stmt(jen.Return(r.c()))
 	}
-	r := g.expr(f.Body, sc)
-	g.stmt(jen.Return(r.c()))
 	return jen.Comment(commentSafe(f.FullName())).Line().
 		Func().Id(e.funcName(f)).Params(params...).Add(e.gotype(f.Result)).Block(g.stmts...)
 }

@@ -21,6 +21,9 @@ type val struct {
 	// lit marks a literal constant, which Go would fold at compile time
 	// (and reject on overflow or division by zero) if it met an operator.
 	lit bool
+	// jumped marks the value of a tail call (ir.TailCalls), which jumps
+	// back to the function's start: there is no value to use.
+	jumped bool
 }
 
 func atomOf(c jen.Code) val { return val{code: c, atom: true} }
@@ -52,6 +55,9 @@ type fn struct {
 	e     *emitter
 	f     *ir.Func
 	stmts []jen.Code
+	// The function's calls of itself in tail position (ir.TailCalls),
+	// which jump back to its start with new parameters.
+	tail map[*ir.Call]bool
 }
 
 func (g *fn) stmt(c jen.Code) { g.stmts = append(g.stmts, c) }
@@ -184,8 +190,13 @@ func (g *fn) expr(e ir.Expr, sc *env) val {
 		c := g.atom(g.expr(e.Cond, sc), types.BoolType)
 		r := g.fresh("")
 		g.stmt(jen.Var().Id(r).Add(g.e.gotype(e.T)))
-		then := g.block(func() { g.stmt(jen.Id(r).Op("=").Add(g.expr(e.Then, sc).code)) })
-		els := g.block(func() { g.stmt(jen.Id(r).Op("=").Add(g.expr(e.Else, sc).code)) })
+		assign := func(v val) {
+			if !v.jumped {
+				g.stmt(jen.Id(r).Op("=").Add(v.code))
+			}
+		}
+		then := g.block(func() { assign(g.expr(e.Then, sc)) })
+		els := g.block(func() { assign(g.expr(e.Else, sc)) })
 		g.stmt(jen.If(c.code).Block(then...).Else().Block(els...))
 		return atomOf(jen.Id(r))
 	case *ir.Assert:
@@ -245,6 +256,9 @@ func (g *fn) call(e *ir.Call, sc *env) val {
 	if e.Fn.Kind == ir.EdefFunc {
 		return g.edef(e, sc)
 	}
+	if g.tail[e] {
+		return g.tailCall(e, sc)
+	}
 	args := []jen.Code{jen.Id("ctx")}
 	for _, a := range g.args(e.Args, sc, true) {
 		args = append(args, a.code)
@@ -258,6 +272,24 @@ func (g *fn) call(e *ir.Call, sc *env) val {
 	r := g.temp(call, e.T)
 	g.stmt(jen.Id("ctx").Dot("Return").Call())
 	return r
+}
+
+// tailCall compiles a call of the function itself in tail position: its
+// arguments become the parameters, and control goes back to the start.
+// Its value is marked jumped: nothing may follow.
+func (g *fn) tailCall(e *ir.Call, sc *env) val {
+	args := g.args(e.Args, sc, true)
+	if len(args) > 0 {
+		ps := make([]jen.Code, len(args))
+		vs := make([]jen.Code, len(args))
+		for i, a := range args {
+			ps[i] = jen.Id("p" + strconv.Itoa(i))
+			vs[i] = a.code
+		}
+		g.stmt(jen.List(ps...).Op("=").List(vs...))
+	}
+	g.stmt(jen.Goto().Id("ksTail"))
+	return val{code: g.zero(e.T), jumped: true}
 }
 
 // zero returns a value of type t with no meaningful content ($dummy): the
