@@ -31,6 +31,7 @@ package bog
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/types"
@@ -63,7 +64,7 @@ func Split(revfull *ir.Func, bog *types.Type, passes Passes, prog Program, ns *i
 			panic(r)
 		}
 	}()
-	s := &splitter{prog: prog, ns: ns}
+	s := &splitter{prog: prog, ns: ns, params: revfull.Params}
 	x, dr, acc := revfull.Params[0], revfull.Params[1], revfull.Params[2]
 	items, tail := ir.ChainItems(revfull.Body)
 	value, grad := splitTail(tail)
@@ -133,8 +134,9 @@ func fail(pos ir.Pos, format string, args ...any) {
 }
 
 type splitter struct {
-	prog Program
-	ns   *ir.Names
+	prog   Program
+	ns     *ir.Names
+	params []*ir.Var // [revfull f]'s
 }
 
 // splitTail takes apart (tuple value grad), the end of [revfull f].
@@ -499,14 +501,17 @@ func (s *splitter) call(l *ir.Let, c *ir.Call, fwd []ir.Expr) ([]ir.Expr, ir.Exp
 	b := s.ns.FreshVar(p, "b", fw.Result.Elems[1])
 	pbLet := &ir.Let{P: p, Vars: []*ir.Var{pb}, Rhs: ir.CallFunc(p, fw, ir.Copy(arg, ir.Pos{}))}
 	bLet := &ir.Let{P: p, Vars: []*ir.Var{b}, Rhs: ir.MkGet(p, 2, ir.Ref(p, pb))}
-	// Reuse a forward call g(x) if there is one.
+	// Reuse a forward call g(x) if there is one: the forward pass moves
+	// there, with that call's argument (the same value, in scope there).
 	merged := false
+	vn := newNumbering(ir.WrapChain(fwd, &ir.Tuple{}), s.params...)
 	for k, it := range fwd {
 		fl, ok := it.(*ir.Let)
 		if !ok || len(fl.Vars) != 1 || fl.Pattern {
 			continue
 		}
-		if fc, ok := fl.Rhs.(*ir.Call); ok && fc.Fn == g && sameArg(fc, arg) {
+		if fc, ok := fl.Rhs.(*ir.Call); ok && fc.Fn == g && vn.sameArg(fc, arg) {
+			pbLet.Rhs = ir.CallFunc(p, fw, ir.Copy(callArg(fc), ir.Pos{}))
 			y := &ir.Let{P: fl.P, Vars: fl.Vars, Rhs: ir.MkGet(p, 1, ir.Ref(p, pb)), Of: fl.Of}
 			rest := append([]ir.Expr{pbLet, y, bLet}, fwd[k+1:]...)
 			fwd = append(fwd[:k:k], rest...)
@@ -529,6 +534,7 @@ func (s *splitter) call(l *ir.Let, c *ir.Call, fwd []ir.Expr) ([]ir.Expr, ir.Exp
 // run the whole recursion below every level again). The argument's atoms
 // are bound before the first call, so the forward pass can move there.
 func (s *splitter) shareSplitCalls(e ir.Expr) ir.Expr {
+	vn := newNumbering(e, s.params...)
 	return ir.Map(e, func(x ir.Expr) ir.Expr {
 		l, ok := x.(*ir.Let)
 		if !ok || l.Pattern || len(l.Vars) != 1 {
@@ -547,10 +553,11 @@ func (s *splitter) shareSplitCalls(e ir.Expr) ir.Expr {
 			if !ok {
 				return x
 			}
-			if fc, ok := cl.Rhs.(*ir.Call); ok && fc.Fn == fw && !cl.Pattern && len(cl.Vars) == 1 && sameArg(c, fc.Args[0]) {
+			if fc, ok := cl.Rhs.(*ir.Call); ok && fc.Fn == fw && !cl.Pattern && len(cl.Vars) == 1 && vn.sameArg(c, fc.Args[0]) {
 				pb := cl.Vars[0]
 				y := &ir.Let{P: l.P, Vars: l.Vars, Rhs: ir.MkGet(l.P, 1, ir.Ref(l.P, pb)), Body: withoutLet(l.Body, cl), Of: l.Of}
-				return &ir.Let{P: cl.P, Vars: cl.Vars, Rhs: cl.Rhs, Body: y}
+				// The primal call's argument: the same value, in scope here.
+				return &ir.Let{P: cl.P, Vars: cl.Vars, Rhs: ir.CallFunc(cl.P, fw, callArg(c)), Body: y}
 			}
 			cur = cl.Body
 		}
@@ -578,15 +585,138 @@ func withoutLet(e ir.Expr, drop *ir.Let) ir.Expr {
 	return &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: l.Rhs, Body: withoutLet(l.Body, drop), Of: l.Of}
 }
 
-// sameArg reports whether a call's argument is the expression arg.
-func sameArg(c *ir.Call, arg ir.Expr) bool {
-	var a ir.Expr
+// callArg is a call's argument as one expression: its arguments' tuple
+// if it takes several.
+func callArg(c *ir.Call) ir.Expr {
 	if len(c.Args) == 1 {
-		a = c.Args[0]
-	} else {
-		a = ir.MkTuple(c.P, c.Args...)
+		return c.Args[0]
 	}
-	return ir.FormatExpr(a) == ir.FormatExpr(arg)
+	return ir.MkTuple(c.P, c.Args...)
+}
+
+// sameArg reports whether a call's argument has the value of the
+// expression arg: the same expression, up to variables bound to the same
+// values (inlining a function at two calls makes two copies of its
+// body, which CSE shares only later).
+func (n *numbering) sameArg(c *ir.Call, arg ir.Expr) bool {
+	return n.key(callArg(c)) == n.key(arg)
+}
+
+// A numbering gives the values of an expression's variables numbers:
+// two variables bound by lets to equal expressions (of variables with
+// equal numbers) get the same number. Only a name bound once in the
+// expression, by a let, is numbered; a name bound more than once (binders
+// are apart only from the names in scope: two branches may bind one name
+// to different values) is equal to nothing, and one never bound there (a
+// parameter) to itself.
+type numbering struct {
+	binding map[string]*ir.Let
+	index   map[string]int // a pattern variable's position
+	twice   map[string]bool
+	vars    map[string]string
+	ids     map[string]string
+	fresh   int
+}
+
+// newNumbering numbers the variables of e, inside a function whose
+// parameters are params.
+func newNumbering(e ir.Expr, params ...*ir.Var) *numbering {
+	twice := map[string]bool{}
+	n := &numbering{binding: map[string]*ir.Let{}, index: map[string]int{}, twice: twice, vars: map[string]string{}, ids: map[string]string{}}
+	for _, p := range params {
+		twice[p.Name] = false // bound: a let binding it too binds it twice
+		n.binding[p.Name] = nil
+	}
+	bind := func(name string, l *ir.Let, i int) {
+		if _, ok := n.binding[name]; ok {
+			twice[name] = true
+		}
+		n.binding[name], n.index[name] = l, i
+	}
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Let:
+			for i, v := range x.Vars {
+				if x.Pattern {
+					bind(v.Name, x, i)
+				} else {
+					bind(v.Name, x, -1)
+				}
+			}
+		case *ir.Lam:
+			twice[x.Param.Name] = true
+		}
+		return true
+	})
+	for name, t := range twice {
+		if !t {
+			delete(twice, name)
+		}
+		delete(n.binding, name)
+	}
+	return n
+}
+
+// key returns a string equal for expressions of equal values (and, for
+// any other, different).
+func (n *numbering) key(e ir.Expr) string {
+	var k string
+	switch e := e.(type) {
+	case *ir.Var:
+		return n.varKey(e.Name)
+	case *ir.Tuple:
+		k = "(tuple"
+		for _, x := range e.Elems {
+			k += " " + n.key(x)
+		}
+		k += ")"
+	case *ir.Get:
+		k = "(get " + strconv.Itoa(e.I) + " " + n.key(e.X) + ")"
+	case *ir.Call:
+		if e.Fn != nil {
+			k = "(" + e.Fn.Key()
+		} else {
+			k = "(" + e.Prim.Name + " " + e.T.String()
+		}
+		for _, x := range e.Args {
+			k += " " + n.key(x)
+		}
+		k += ")"
+	default:
+		k = ir.FormatExpr(e)
+	}
+	return n.intern(k)
+}
+
+func (n *numbering) varKey(name string) string {
+	if k, ok := n.vars[name]; ok {
+		return k
+	}
+	if n.twice[name] {
+		n.fresh++
+		return "v:" + name + "?" + strconv.Itoa(n.fresh) // equal to nothing
+	}
+	l, ok := n.binding[name]
+	if !ok {
+		return "v:" + name
+	}
+	n.vars[name] = "v:" + name // while the right-hand side is keyed
+	k := n.key(l.Rhs)
+	if i := n.index[name]; i >= 0 {
+		k = n.intern("(part " + strconv.Itoa(i) + " " + k + ")")
+	}
+	n.vars[name] = k
+	return k
+}
+
+// intern keeps keys short: a key made of others is made of their numbers.
+func (n *numbering) intern(k string) string {
+	if id, ok := n.ids[k]; ok {
+		return id
+	}
+	id := "#" + strconv.Itoa(len(n.ids))
+	n.ids[k] = id
+	return id
 }
 
 // loop splits a reverse loop ($ifold n init (lam si (let (st i) si ...)))

@@ -106,3 +106,50 @@ func TestDedupe(t *testing.T) {
 		}
 	}
 }
+
+// TestNumbering checks which expressions the numbering finds of equal
+// value: equal expressions of variables bound to equal values (a function
+// inlined twice), through patterns, but not a name bound twice (two
+// branches may give one name two values) nor different parts of a tuple.
+func TestNumbering(t *testing.T) {
+	tests := []struct {
+		src  string // binds a and b, ending in (tuple a b)
+		same bool
+	}{
+		{"(let (a (mul 2.0 dr)) (let (b (mul 2.0 dr)) (tuple a b)))", true},
+		{"(let (a (mul 2.0 dr)) (let (b (mul 3.0 dr)) (tuple a b)))", false},
+		// Through variables bound to equal values, by patterns too.
+		{`(let ((x y) (tuple (index 0 v) dr))
+		   (let (a (add x y))
+		     (let ((x2 y2) (tuple (index 0 v) dr))
+		       (let (b (add x2 y2)) (tuple a b)))))`, true},
+		// Different parts of one tuple.
+		{`(let ((x y) (tuple dr dr))
+		   (let (a (mul x 2.0)) (let (b (mul y 2.0)) (tuple a b))))`, false},
+		// A name bound twice, to different values, is equal to nothing.
+		{`(let (z (mul 2.0 dr)) (let (a (add z 1.0))
+		   (let (z (mul 3.0 dr)) (let (b (add z 1.0)) (tuple a b)))))`, false},
+		// Nor is a let binding a parameter's name (dr, bound around the
+		// expression).
+		{`(let (a (add dr 1.0)) (let (dr (mul 3.0 n)) (let (b (add dr 1.0)) (tuple a b))))`, false},
+		// A parameter stands for itself.
+		{"(let (a (add dr 1.0)) (let (b (add dr 1.0)) (tuple a b)))", true},
+	}
+	for _, tc := range tests {
+		e := mustCheck(t, tc.src)
+		items, _ := ir.ChainItems(e)
+		var a, b *ir.Var
+		for _, v := range ir.ChainVars(items) {
+			switch v.Name {
+			case "a":
+				a = v
+			case "b":
+				b = v
+			}
+		}
+		n := newNumbering(e, testVars...)
+		if got := n.key(ir.Ref(a.P, a)) == n.key(ir.Ref(b.P, b)); got != tc.same {
+			t.Errorf("%s: a and b numbered equal: %v, want %v", tc.src, got, tc.same)
+		}
+	}
+}

@@ -127,6 +127,14 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		s.Steps++
 		return body
 	}
+	// let x = a in x, and let (x y) = a in (tuple x y): a. A call whose
+	// value a function returns so is in tail position (ir.TailCalls): a
+	// tail recursion's forward mode, which takes the value and tangent of
+	// the call below apart and puts them together again, becomes a loop.
+	if etaLet(e) {
+		s.Steps++
+		return e.Rhs
+	}
 	// let x = y in body, with y an atom: substitute, unless a binder in
 	// body would capture y.
 	if !e.Pattern && ir.IsAtom(e.Rhs) && !e.Rhs.Type().Contains(types.LM) {
@@ -219,6 +227,25 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		}
 	}
 	return e
+}
+
+// etaLet reports whether a let's body is its variable, or the tuple of
+// its pattern's variables in order.
+func etaLet(e *ir.Let) bool {
+	if !e.Pattern {
+		v, ok := e.Body.(*ir.Var)
+		return ok && len(e.Vars) == 1 && v.Name == e.Vars[0].Name
+	}
+	t, ok := e.Body.(*ir.Tuple)
+	if !ok || len(t.Elems) != len(e.Vars) {
+		return false
+	}
+	for i, x := range t.Elems {
+		if v, ok := x.(*ir.Var); !ok || v.Name != e.Vars[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // renameBinders returns the let with fresh names for its variables.

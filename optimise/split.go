@@ -97,6 +97,15 @@ func loopTail(ctx *Context) error {
 				prog.Funcs = append(prog.Funcs, h)
 			}
 		}
+		// Reverse mode that runs the levels again, as deep a recursion as
+		// f's, becomes the two loops: [revacc f](x, dr, acc) is [bogrev
+		// f](dr, b, acc) of the BOG b of [suffwdpass f](x).
+		if ra := lookup.Lookup("revacc", g); ra != nil && ra.Body != nil && ra.Kind == ir.DerivedFunc && len(ra.Params) == 3 {
+			p := ra.P
+			x, dr, acc := ra.Params[0], ra.Params[1], ra.Params[2]
+			b := ir.MkGet(p, 2, ir.CallFunc(p, passes.Fwd, ir.Ref(p, x)))
+			ra.Body = ir.CallFunc(p, f, ir.Ref(p, dr), b, ir.Ref(p, acc))
+		}
 		changed = true
 	}
 	if !changed {

@@ -540,11 +540,13 @@ func TestInactiveTangents(t *testing.T) {
 	}
 }
 
-// tailRecursion is prodrec and a tail recursion with two accumulators, whose
-// split reverse mode runs a million levels deep. main checks the gradients
-// against a hand calculation made with the primal (each dv_k * v_k is 2P,
-// P the product; the moments' are a + 2 b v_k) and prints whether the
-// largest errors are small (1 for true).
+// tailRecursion is prodrec, a tail recursion with two accumulators and an
+// integrator whose state is a tuple made by another function, whose
+// derivatives run a million levels deep. main checks the gradients against
+// a hand calculation made with the primal (each dv_k * v_k is 2P, P the
+// product; the moments' are a + 2 b v_k), [rev f] against [sufrev f], and
+// the integrator's [rev f] against its [fwd f] by the adjoint identity,
+// and prints whether the largest errors are small (1 for true).
 const tailRecursion = `
 (def prodrec Float ((v : Vec Float) (i : Integer) (acc : Float))
   (if (eq i (size v)) acc (prodrec v (add i 1) (mul acc (index i v)))))
@@ -553,11 +555,23 @@ const tailRecursion = `
       (tuple s q)
       (let (x (index i v))
         (moments v (add i 1) (add s x) (add q (mul x x))))))
+(def step (Tuple Float Float) ((s : Tuple Float Float) (h : Float))
+  (let ((x v) s) (tuple (add x (mul h v)) (sub v (mul h (sin x))))))
+(def integ (Tuple Float Float) ((s : Tuple Float Float) (k : Integer) (h : Float))
+  (if (eq k 0) s (integ (step s h) (sub k 1) h)))
 (def main Integer ()
   (let (n 1000000)
   (let (v (build n (lam (i : Integer) (add 1.0 (mul 0.000001 (sin (to_float i)))))))
   (let (p (prodrec v 0 1.0))
   (let ((dv _ dacc) ([sufrev prodrec] (tuple v 0 2.0) 1.0))
+  (let ((dv2 _ dacc2) ([rev prodrec] (tuple v 0 2.0) 1.0))
+  (let (x (tuple (tuple 1.0 0.0) n 0.000001))
+  (let ((g _ gh) ([rev integ] x (tuple 1.0 0.5)))
+  (let ((gx gv) g)
+  (let ((tx tv) ([fwd integ] x (tuple (tuple 0.3 -0.2) (tuple) 0.7)))
+  (let (adjoint (div (abs (sub (add (mul gx 0.3) (add (mul gv -0.2) (mul gh 0.7)))
+                               (add tx (mul 0.5 tv))))
+                    (add 1.0 (add (abs tx) (abs tv)))))
   (let (e1 (fold (lam (m_k : Tuple Float Integer)
                    (let ((m k) m_k) (max m (abs (sub (div (mul (index k dv) (index k v)) (mul 2.0 p)) 1.0)))))
                  0.0 (build n (lam (k : Integer) k))))
@@ -566,14 +580,18 @@ const tailRecursion = `
                    (let ((m k) m_k) (max m (abs (sub (index k mv) (add 3.0 (index k v)))))))
                  0.0 (build n (lam (k : Integer) k))))
     (print (lt e1 1e-9) " " (lt (abs (sub (div dacc p) 1.0)) 1e-12) " "
-           (lt e2 1e-12) " " ms " " mq "\n")))))))))
+           (lt e2 1e-12) " " ms " " mq " "
+           (lt (abs (sub (index 0 dv2) (index 0 dv))) 1e-12) " " (lt (abs (sub dacc2 dacc)) 1e-12) " "
+           (lt adjoint 1e-12) "\n")))))))))))))))
 `
 
 // TestTailRecursionLoops: the split passes of a tail recursion are loops
-// (bog.LoopTail, and the backends' jumps for tail calls), so [sufrev f]
-// of one a million levels deep runs in the default stack, as f does:
-// before, both passes recursed as deep as f (the C program failed with
-// "recursion too deep", the Go one past its million nested calls). The
+// (bog.LoopTail, and the backends' jumps for tail calls), and so are
+// [rev f], made from them, and [fwd f], so the derivatives of one a
+// million levels deep run in the default stack, as f does: before, each
+// recursed as deep as f (the C program failed with "recursion too deep",
+// the Go one past its million nested calls), and the integrator's
+// forward pass ran the primal recursion again at every level. The
 // gradients are checked by hand (see tailRecursion) in both backends, and
 // the optimised program is checked to have the loops and no other
 // recursion of the passes.
@@ -583,7 +601,7 @@ func TestTailRecursionLoops(t *testing.T) {
 	if err := os.WriteFile(file, []byte(tailRecursion), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const want = "1 1 1 3 0.5\n"
+	const want = "1 1 1 3 0.5 1 1 1\n"
 	for _, backend := range []string{"c", "go"} {
 		if !wantBackend(backend) {
 			continue
@@ -592,19 +610,34 @@ func TestTailRecursionLoops(t *testing.T) {
 			t.Errorf("%s: exit %d, printed %q, want %q (stderr: %s)", backend, r.code, r.stdout, want, r.stderr)
 		}
 	}
-	for _, name := range []string{"prodrec", "moments"} {
+	for _, name := range []string{"prodrec", "moments", "integ"} {
+		primal := optimisedFunc(t, file, name)
 		for _, pass := range []string{"suffwdloop", "bogup"} {
 			f := optimisedFunc(t, file, "["+pass+" "+name+"]")
 			if tail, all := len(ir.TailCalls(f)), len(callsOf(f.Body, f)); tail != 1 || all != 1 {
 				t.Errorf("[%s %s] calls itself %d times, %d of them tail calls; want one, a tail call", pass, name, all, tail)
 			}
+			// The value of the level below comes from the loop, not from
+			// running the primal recursion below each level again.
+			if n := len(callsOf(f.Body, primal)); n != 0 {
+				t.Errorf("[%s %s] calls %s %d times, want none", pass, name, name, n)
+			}
 		}
-		for _, pass := range []string{"suffwdpass", "bogrev"} {
+		for _, pass := range []string{"suffwdpass", "bogrev", "revacc"} {
+			if pass == "revacc" && name == "moments" {
+				continue // main takes [sufrev moments] only
+			}
 			f := optimisedFunc(t, file, "["+pass+" "+name+"]")
 			if n := len(callsOf(f.Body, f)); n != 0 {
 				t.Errorf("[%s %s] calls itself %d times, want none (it starts the loop)", pass, name, n)
 			}
 		}
+	}
+	// Forward mode of a tail call returns the call's value and tangent
+	// as they come: a tail call too.
+	f := optimisedFunc(t, file, "[fwdfull integ 0 2]")
+	if tail, all := len(ir.TailCalls(f)), len(callsOf(f.Body, f)); tail != 1 || all != 1 {
+		t.Errorf("[fwdfull integ 0 2] calls itself %d times, %d of them tail calls; want one, a tail call", all, tail)
 	}
 }
 
