@@ -141,18 +141,28 @@ func matchFwd(fp *ir.Func) (*fwdMatch, bool) {
 		return nil, false
 	}
 	items, tail := ir.ChainItems(fp.Body)
-	if len(items) == 0 {
-		return nil, false
-	}
-	m := &fwdMatch{head: items[:len(items)-1]}
-	for _, it := range m.head {
+	// The if binding (r rec) is the last let calling fp; the lets after it
+	// (the argument's shape, for the zero gradient) must not read r or
+	// rec, and move before it: the record is made in the branches.
+	k := -1
+	for i, it := range items {
 		if callsFunc(it, fp) {
-			return nil, false
+			k = i
 		}
 	}
-	l, ok := items[len(items)-1].(*ir.Let)
+	if k < 0 {
+		return nil, false
+	}
+	l, ok := items[k].(*ir.Let)
 	if !ok || !l.Pattern || len(l.Vars) != 2 {
 		return nil, false
+	}
+	m := &fwdMatch{head: append(append([]ir.Expr{}, items[:k]...), items[k+1:]...)}
+	for _, it := range items[k+1:] {
+		after, ok := it.(*ir.Let)
+		if !ok || ir.Occurs(l.Vars[0].Name, after.Rhs) || ir.Occurs(l.Vars[1].Name, after.Rhs) || hasEffect(after.Rhs) {
+			return nil, false
+		}
 	}
 	cond, ok := l.Rhs.(*ir.If)
 	if !ok || callsFunc(cond.Cond, fp) {
@@ -238,6 +248,9 @@ func (m *fwdMatch) matchRecBranch(fp *ir.Func, br ir.Expr) bool {
 	pb := items[k].(*ir.Let).Vars[0]
 	var r2, b2 *ir.Var
 	for _, it := range items[k+1:] {
+		if a, ok := it.(*ir.Assert); ok && checkedBefore(a, items[:k]) {
+			continue // made before the call (the record is made there)
+		}
 		l, ok := it.(*ir.Let)
 		if !ok || len(l.Vars) != 1 {
 			return false
@@ -624,6 +637,31 @@ func resolve(e ir.Expr, bindings map[string]ir.Expr) ir.Expr {
 		e = rhs
 	}
 	return e
+}
+
+// checkedBefore reports whether one of the items asserts a's condition.
+func checkedBefore(a *ir.Assert, items []ir.Expr) bool {
+	for _, it := range items {
+		if b, ok := it.(*ir.Assert); ok && ir.Equal(a.Cond, b.Cond) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasEffect reports whether e may print or fail (or do anything but
+// compute its value), conservatively: any call of a function or of a
+// primitive not marked pure, but $shape (the shape recorded for the zero
+// gradient).
+func hasEffect(e ir.Expr) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if c, ok := x.(*ir.Call); ok && (c.Fn != nil || c.Prim != nil && !c.Prim.Pure && c.Prim.Name != "$shape") {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // injected returns the variant a branch of the forward pass records, if

@@ -24,6 +24,7 @@ func AllFeatures() []Feature {
 		{"int-from-active", "the size of a vector or matrix feeding an index, a loop's size or $ranhashdoub"},
 		{"ranhashdoub", "$ranhashdoub"},
 		{"recursion", "a helper calling itself"},
+		{"tail-recursion", "a helper whose call of itself is its value (a branch of an if, after lets or not)"},
 		{"call", "a call of a helper"},
 		{"let", "a let"},
 		{"tuple-pattern", "a let of a tuple pattern, (let ((a b) e) ...)"},
@@ -165,6 +166,14 @@ func (w *walker) walk(n *Node) {
 		set["inline"] = true
 	case "if":
 		set["if"] = true
+		for _, k := range n.Kids[1:] {
+			for k.Head == "let" {
+				k = k.Kids[1]
+			}
+			if k.Head == w.f.Name {
+				set["tail-recursion"] = true
+			}
+		}
 		c := n.Kids[0]
 		if c.Head == "" || len(c.Kids) == 2 && c.Kids[0].String() == c.Kids[1].String() {
 			set["const-cond"] = true

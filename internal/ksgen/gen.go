@@ -114,7 +114,8 @@ func (g *gen) function(f *Func, depth int) *Node {
 
 // recursive returns the body of f, a helper ((i : Integer) (a : Float)
 // (b : Float)) that calls itself once with i - 1 while i > 0: callers pass
-// an i of at most 3. The arguments of the recursive call and the value of
+// an i of at most 3. Half of them are tail recursions (the call is the
+// level's value), the others use the value below. The arguments of the recursive call and the value of
 // each level go through a bounded function (sin, cos or tanh), so values
 // cannot grow as a power of the depth ((mul b b) passed down three times is
 // b^8): a result of 1e18 beside one of 1 makes every finite difference of
@@ -126,6 +127,26 @@ func (g *gen) recursive(f *Func) *Node {
 	cond.Fixed = true
 	dec := call(tI, "sub", leaf(tI, cnt), leaf(tI, "1"))
 	dec.Fixed = true
+	if g.chance(2) {
+		// A tail recursion: the call below is the level's value, after a
+		// let or not (split reverse mode makes loops of these:
+		// bog.LoopTail).
+		self := func() *Node { return call(tF, f.Name, dec, g.bounded(g.expr(tF, 1)), g.bounded(g.expr(tF, 1))) }
+		var then *Node
+		if g.chance(2) {
+			y := g.binder(floatNames)
+			for y == cnt {
+				y = g.binder(floatNames) // the call below reads the counter
+			}
+			rhs := g.bounded(g.expr(tF, 1))
+			then = &Node{T: tF, Head: "let", Bind: y, Kids: []*Node{rhs, g.with(Param{Name: y, T: tF}, self)}}
+		} else {
+			then = self()
+		}
+		n := call(tF, "if", cond, then, g.expr(tF, 1))
+		n.Hold = true
+		return n
+	}
 	self := call(tF, f.Name, dec, g.bounded(g.expr(tF, 1)), g.bounded(g.expr(tF, 1)))
 	y := g.binder(floatNames)
 	body := g.with(Param{Name: y, T: tF}, func() *Node { return g.bounded(g.expr(tF, 2)) })
