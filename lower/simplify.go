@@ -230,8 +230,20 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 }
 
 // etaLet reports whether a let's body is its variable, or the tuple of
-// its pattern's variables in order.
+// its pattern's variables in order, and its value a call of a function or
+// an if (where a tail call may be). A loop's state stays taken apart by a
+// pattern: that is the form the optimiser's loop passes read
+// (optimise/deadstate.go).
 func etaLet(e *ir.Let) bool {
+	switch r := e.Rhs.(type) {
+	case *ir.If:
+	case *ir.Call:
+		if r.Fn == nil {
+			return false
+		}
+	default:
+		return false
+	}
 	if !e.Pattern {
 		v, ok := e.Body.(*ir.Var)
 		return ok && len(e.Vars) == 1 && v.Name == e.Vars[0].Name

@@ -90,6 +90,9 @@ func loopTail(ctx *Context) error {
 		}
 		loops := bog.Loops{Fwd: loopFunc(prog, g, "suffwdloop", bogT), Up: loopFunc(prog, g, "bogup", bogT)}
 		if !bog.LoopTail(passes, loops, bogT, prog.Names()) {
+			// A recursion using the value below: its reverse pass, from
+			// the top level down, can still be a loop.
+			changed = bog.TailReverse(f, prog.Names()) || changed
 			continue
 		}
 		for _, h := range []*ir.Func{loops.Fwd, loops.Up} {

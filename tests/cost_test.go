@@ -652,3 +652,61 @@ func callsOf(e ir.Expr, f *ir.Func) []*ir.Call {
 	})
 	return out
 }
+
+// TestReverseOfRecursionTailCalls: the reverse pass of a recursion that
+// uses the value below (prodnt, and Horner's rule, whose x gradient is a
+// Float summed over the levels) adds each level's contributions into the
+// accumulator it passes down, so its call of itself is a tail call, a
+// loop (bog.TailReverse); before, it added them after the call returned.
+// Values by hand: Horner's polynomial 1 + 2x + ... + 5x^4 at x = 0.5 has
+// gradient (1, x, x^2, x^3, x^4) in c and 2 + 6x + 12x^2 + 20x^3 = 10.5
+// in x; prodnt's gradient in v_k is the product of the others.
+func TestReverseOfRecursionTailCalls(t *testing.T) {
+	const src = `
+(def horner Float ((c : Vec Float) (x : Float) (i : Integer))
+  (if (eq i (size c)) 0.0 (add (index i c) (mul x (horner c x (add i 1))))))
+(def prodnt Float ((v : Vec Float) (i : Integer))
+  (if (eq i (size v)) 1.0 (mul (index i v) (prodnt v (add i 1)))))
+(def main Integer ()
+  (let (c (build 5 (lam (i : Integer) (add 1.0 (to_float i)))))
+  (let ((dc dx _) ([sufrev horner] (tuple c 0.5 0) 1.0))
+  (let ((dc2 dx2 _) ([rev horner] (tuple c 0.5 0) 1.0))
+  (let ((dv _) ([sufrev prodnt] (tuple (build 4 (lam (i : Integer) (add 2.0 (to_float i)))) 0) 1.0))
+    (print dc " " dx " " dc2 " " dx2 " " dv "\n"))))))
+`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "nontail.ks")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "[1, 0.5, 0.25, 0.125, 0.0625] 10.5 [1, 0.5, 0.25, 0.125, 0.0625] 10.5 [60, 40, 30, 24]\n"
+	for _, backend := range []string{"c", "go"} {
+		if !wantBackend(backend) {
+			continue
+		}
+		if r := runProgram(t, backend, file); r.stdout != want || r.code != 0 {
+			t.Errorf("%s: exit %d, printed %q, want %q (stderr: %s)", backend, r.code, r.stdout, want, r.stderr)
+		}
+	}
+	for _, name := range []string{"horner", "prodnt"} {
+		var f *ir.Func
+		prog, err := driver.Load([]string{file}, driver.Derived)
+		if err == nil {
+			err = driver.Optimise(prog, driver.Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range prog.Funcs {
+			if g.Name.Outer() == "bogrev" && g.Name.Base == name {
+				f = g
+			}
+		}
+		if f == nil {
+			t.Fatalf("no [bogrev %s]", name)
+		}
+		if tail, all := len(ir.TailCalls(f)), len(callsOf(f.Body, f)); tail != 1 || all != 1 {
+			t.Errorf("[bogrev %s] calls itself %d times, %d of them tail calls; want one, a tail call:\n%s", name, all, tail, ir.FormatExpr(f.Body))
+		}
+	}
+}
