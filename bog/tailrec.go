@@ -573,21 +573,10 @@ func part(pos ir.Pos, v *ir.Var, i, n int) ir.Expr {
 	return ir.MkGet(pos, i+1, ir.Ref(pos, v))
 }
 
-// sizeless reports whether t's zero has no sizes: Floats and tuples of
-// them.
+// sizeless reports whether t, a gradient's type, has zeros of no sizes:
+// Floats and tuples of them.
 func sizeless(t *types.Type) bool {
-	switch t.Kind {
-	case types.Float:
-		return true
-	case types.Tuple:
-		for _, e := range t.Elems {
-			if !sizeless(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return !t.Contains(types.Tensor) && !t.Contains(types.Named) && !t.Contains(types.Variant)
 }
 
 // zeroOf is the zero of a sizeless type.

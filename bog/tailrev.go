@@ -141,7 +141,7 @@ func (t *tailRev) call(c *ir.Call, k func(ir.Expr) ir.Expr) (ir.Expr, bool) {
 			ups[i] = s.ups
 			continue
 		}
-		if ds.Kind == types.Tuple && !hasFloat(ds.Elems[i]) {
+		if ds.Kind == types.Tuple && !ds.Elems[i].Contains(types.Float) {
 			continue // nothing to add: the call's part is as good
 		}
 		return nil, false
@@ -165,23 +165,6 @@ func (t *tailRev) call(c *ir.Call, k func(ir.Expr) ir.Expr) (ir.Expr, bool) {
 	call := ir.CallFunc(p, t.rv, c.Args[0], c.Args[1], acc)
 	t.done = true
 	return ir.WrapChain(ev.lets, ir.MkLet(p, a, c.Args[2], call)), true
-}
-
-// hasFloat reports whether a value of type t can hold a Float.
-func hasFloat(t *types.Type) bool {
-	switch t.Kind {
-	case types.Float:
-		return true
-	case types.Tuple:
-		for _, e := range t.Elems {
-			if hasFloat(e) {
-				return true
-			}
-		}
-	case types.Tensor, types.Named, types.Variant:
-		return true
-	}
-	return false
 }
 
 // A sym is what the code after the call makes of the call's value: a
