@@ -596,20 +596,7 @@ const tailRecursion = `
 // the optimised program is checked to have the loops and no other
 // recursion of the passes.
 func TestTailRecursionLoops(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "tail.ks")
-	if err := os.WriteFile(file, []byte(tailRecursion), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const want = "1 1 1 3 0.5 1 1 1\n"
-	for _, backend := range []string{"c", "go"} {
-		if !wantBackend(backend) {
-			continue
-		}
-		if r := runProgram(t, backend, file); r.stdout != want || r.code != 0 {
-			t.Errorf("%s: exit %d, printed %q, want %q (stderr: %s)", backend, r.code, r.stdout, want, r.stderr)
-		}
-	}
+	file := writeAndRun(t, "tail.ks", tailRecursion, "1 1 1 3 0.5 1 1 1\n")
 	for _, name := range []string{"prodrec", "moments", "integ"} {
 		primal := optimisedFunc(t, file, name)
 		for _, pass := range []string{"suffwdloop", "bogup"} {
@@ -674,20 +661,7 @@ func TestReverseOfRecursionTailCalls(t *testing.T) {
   (let ((dv _) ([sufrev prodnt] (tuple (build 4 (lam (i : Integer) (add 2.0 (to_float i)))) 0) 1.0))
     (print dc " " dx " " dc2 " " dx2 " " dv "\n"))))))
 `
-	dir := t.TempDir()
-	file := filepath.Join(dir, "nontail.ks")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const want = "[1, 0.5, 0.25, 0.125, 0.0625] 10.5 [1, 0.5, 0.25, 0.125, 0.0625] 10.5 [60, 40, 30, 24]\n"
-	for _, backend := range []string{"c", "go"} {
-		if !wantBackend(backend) {
-			continue
-		}
-		if r := runProgram(t, backend, file); r.stdout != want || r.code != 0 {
-			t.Errorf("%s: exit %d, printed %q, want %q (stderr: %s)", backend, r.code, r.stdout, want, r.stderr)
-		}
-	}
+	file := writeAndRun(t, "nontail.ks", src, "[1, 0.5, 0.25, 0.125, 0.0625] 10.5 [1, 0.5, 0.25, 0.125, 0.0625] 10.5 [60, 40, 30, 24]\n")
 	for _, name := range []string{"horner", "prodnt"} {
 		var f *ir.Func
 		prog, err := driver.Load([]string{file}, driver.Derived)
@@ -709,4 +683,23 @@ func TestReverseOfRecursionTailCalls(t *testing.T) {
 			t.Errorf("[bogrev %s] calls itself %d times, %d of them tail calls; want one, a tail call:\n%s", name, all, tail, ir.FormatExpr(f.Body))
 		}
 	}
+}
+
+// writeAndRun writes src to a file named name, runs its main in C and Go,
+// checks that each prints want and exits 0, and returns the file's path.
+func writeAndRun(t *testing.T, name, src, want string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, backend := range []string{"c", "go"} {
+		if !wantBackend(backend) {
+			continue
+		}
+		if r := runProgram(t, backend, file); r.stdout != want || r.code != 0 {
+			t.Errorf("%s: exit %d, printed %q, want %q (stderr: %s)", backend, r.code, r.stdout, want, r.stderr)
+		}
+	}
+	return file
 }
