@@ -101,7 +101,7 @@ func LoopTail(p Passes, loops Loops, bog *types.Type, ns *ir.Names) bool {
 		dr, b := p.Rev.Params[0], p.Rev.Params[1]
 		a := ns.FreshVar(pos, "acc", acc.T)
 		body := ir.MkLet(pos, a, zero, ir.CallFunc(pos, p.RevAcc, ir.Ref(pos, dr), ir.Ref(pos, b), ir.Ref(pos, a)))
-		p.Rev.Body = unpackRecord(pos, p.Rev.Body.(*ir.Let), fm.recIndex, newRec, ns.FreshVar(pos, "parent", parentT), body)
+		p.Rev.Body = unpackRecord(pos, p.Rev.Body.(*ir.Let), fm.recIndex, newRec, ns.FreshVar(pos, "parent", parentT), body, "")
 	}
 	return true
 }
@@ -526,8 +526,8 @@ func matchSufRev(rv *ir.Func) (ir.Expr, bool) {
 // unpackRecord is (let ((fields... parent) ($unwrap b)) body) for the
 // new record type, from u, the old pass's unpacking: the variant field
 // retyped, and in body its $outl/$outr without the level below's BOG
-// (named below) in the pattern taking it apart.
-func unpackRecord(pos ir.Pos, u *ir.Let, recIndex int, newRec *types.Type, parent *ir.Var, body ir.Expr, below ...string) ir.Expr {
+// (named below, if not "") in the pattern taking it apart.
+func unpackRecord(pos ir.Pos, u *ir.Let, recIndex int, newRec *types.Type, parent *ir.Var, body ir.Expr, below string) ir.Expr {
 	vars := append([]*ir.Var{}, u.Vars...)
 	rec := &ir.Var{P: vars[recIndex].P, T: newRec, Name: vars[recIndex].Name}
 	vars[recIndex] = rec
@@ -545,10 +545,10 @@ func unpackRecord(pos ir.Pos, u *ir.Let, recIndex int, newRec *types.Type, paren
 				}
 			}
 		case *ir.Let:
-			if c, ok := e.Rhs.(*ir.Call); ok && c.Prim != nil && (c.Prim.Name == "$outl" || c.Prim.Name == "$outr") && len(below) > 0 {
+			if c, ok := e.Rhs.(*ir.Call); ok && c.Prim != nil && (c.Prim.Name == "$outl" || c.Prim.Name == "$outr") && below != "" {
 				var vs []*ir.Var
 				for _, v := range e.Vars {
-					if v.Name != below[0] {
+					if v.Name != below {
 						vs = append(vs, v)
 					}
 				}
