@@ -154,6 +154,9 @@ func (f *fn) primBuild(c *primCall) string {
 	}
 	release := f.releaseAfter(c.e.T.Elem, lam.Body)
 	f.versioned(f.rank1Guard(lam, sizes, c.sc), func() {
+		if len(sizes) == 1 && pureScalarBody(lam) {
+			f.line("KS_IVDEP")
+		}
 		f.loop(len(sizes), sizes, func(idx, flat string) {
 			x := f.apply(lam, idx, c.sc)
 			f.line("%s.data[%s] = %s;", r, flat, x)
@@ -161,6 +164,50 @@ func (f *fn) primBuild(c *primCall) string {
 		})
 	})
 	return r
+}
+
+// pureScalarBody reports whether a build's body only reads tensors and
+// computes scalars: every value it makes, and its result, is made of
+// Floats, Integers and Bools; it has no loop and calls no ks function
+// (which may allocate). Its loop is marked
+// KS_IVDEP (runtime/c/ksc_runtime.h): it stores nothing but the new
+// tensor's elements, so its iterations are independent.
+func pureScalarBody(lam *ir.Lam) bool {
+	if !scalars(lam.Body.Type()) {
+		return false
+	}
+	pure := true
+	ir.Inspect(lam.Body, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Var, *ir.Get:
+			// Reading a variable or a field allocates nothing.
+		case *ir.Call:
+			pure = x.Prim != nil && scalars(x.T)
+		default:
+			// A lambda is a loop; any other value not made of
+			// scalars is memory.
+			pure = scalars(x.Type())
+		}
+		return pure
+	})
+	return pure
+}
+
+// scalars reports whether a value of type t is made of Floats, Integers
+// and Bools only (a scalar or a tuple of them), so it needs no memory.
+func scalars(t *types.Type) bool {
+	switch t.Kind {
+	case types.Float, types.Integer, types.Bool:
+		return true
+	case types.Tuple:
+		for _, e := range t.Elems {
+			if !scalars(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // primSumbuild compiles sumbuild.

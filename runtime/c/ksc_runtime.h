@@ -54,6 +54,19 @@ KS_VECTOR_MATH double erf(double);
 KS_VECTOR_MATH double pow(double, double);
 #endif
 
+/* KS_IVDEP precedes the loop of a build whose body reads tensors and
+ * computes scalars, nothing else (emit/c's pureScalarBody): its only
+ * stores are to the new tensor's elements, fresh memory no iteration
+ * reads, so no iteration depends on another through memory. gcc cannot
+ * see that the arena's new memory overlaps no input, and checks it at run
+ * time; beyond ten such checks (--param vect-max-version-for-alias-checks)
+ * it does not vectorise, as in an LSTM layer's loop over its gates. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KS_IVDEP _Pragma("GCC ivdep")
+#else
+#define KS_IVDEP
+#endif
+
 #if defined(__GNUC__)
 #define KS_UNUSED __attribute__((unused))
 #define KS_NORETURN __attribute__((noreturn))
