@@ -753,15 +753,38 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	}
 	iv := &ir.Var{P: i.P, T: i.T, Name: i.Name}
 	recBuild := ir.MkPrim(p, "build", c.Args[0], ir.MkLam(p, iv, ir.WrapChain(fwd, ir.MkTuple(p, fields...))))
-	rec := s.ns.FreshVar(p, "rec", recBuild.T)
 	vars := make([]*ir.Var, len(need))
+	scalars := len(need) > 1
 	for k, v := range need {
 		vars[k] = &ir.Var{P: p, T: v.T, Name: v.Name}
+		scalars = scalars && isScalar(v.T)
 	}
+	if scalars {
+		// Values of Floats, Integers and Bools are recorded a vector
+		// each, which the C backend's loops store and read in vector
+		// registers (lower.Unzip): recs = (unzip (build ...)).
+		recBuild := ir.MkPrim(p, "unzip", recBuild)
+		recs := make([]*ir.Var, len(need))
+		reads := make([]ir.Expr, len(need))
+		for k := range need {
+			recs[k] = s.ns.FreshVar(p, "rec", recBuild.T.Elems[k])
+			reads[k] = ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, recs[k]))
+		}
+		read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkTuple(p, reads...), Body: ir.WrapChain(rev, tail)}
+		body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: read}
+		loop := ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
+		return &ir.Let{P: p, Vars: recs, Pattern: true, Rhs: recBuild}, loop
+	}
+	rec := s.ns.FreshVar(p, "rec", recBuild.T)
 	read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, rec)), Body: ir.WrapChain(rev, tail)}
 	body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: read}
 	loop := ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
 	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: recBuild}, loop
+}
+
+// isScalar reports whether t is Float, Integer or Bool.
+func isScalar(t *types.Type) bool {
+	return t.Kind == types.Float || t.Kind == types.Integer || t.Kind == types.Bool
 }
 
 // primalIf returns the index of the last forward let x = (if cond ...)

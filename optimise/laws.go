@@ -74,6 +74,8 @@ var Laws = []Law{
 		LHS: "(index k (build n (lam (i : Integer) e)))", RHS: "(let (i k) e)"},
 	{Name: "size-build", Eq: "size (build n f) = n",
 		LHS: "(size (build n f))", RHS: "n", When: []string{"pure f"}},
+	{Name: "build-index", Eq: "build (size v) (λi. index i v) = v",
+		LHS: "(build (size v) (lam (i : Integer) (index i v)))", RHS: "v", When: []string{"notfree i v"}},
 	{Name: "sum-build", Eq: "sum (build n f) = sumbuild n f",
 		LHS: "(sum (build n (lam (i : Integer) e)))", RHS: "(sumbuild n (lam (i : Integer) e))"},
 	{Name: "sumbuild-deltaVec", Eq: "sumbuild n (λi. deltaVec n i e) = build n (λi. e)",

@@ -39,6 +39,7 @@ var lawTests = []struct {
 	{"hcat-vcat", "(lmCompose (lmHCat m m) (lmVCat m m))", "(lmAdd (lmCompose m m) (lmCompose m m))"},
 	{"index-build", "(index 2 (build n (lam (i : Integer) (mul a (to_float i)))))", "(let (i 2) (mul a (to_float i)))"},
 	{"size-build", "(size (build n (lam (i : Integer) a)))", "n"},
+	{"build-index", "(build (size v) (lam (i : Integer) (index i v)))", "v"},
 	{"sum-build", "(sum (build n (lam (i : Integer) (mul a a))))", "(sumbuild n (lam (i : Integer) (mul a a)))"},
 	{"sumbuild-deltaVec", "(sumbuild n (lam (i : Integer) (deltaVec n i (mul a (to_float i)))))", "(build n (lam (i : Integer) (mul a (to_float i))))"},
 	{"ts_add-float", "(ts_add a b)", "(add a b)"},

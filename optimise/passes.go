@@ -46,6 +46,14 @@ func fixpoint(ctx *Context, f *ir.Func, step func(ir.Expr) ir.Expr, steps *int) 
 	}
 }
 
+// unzipPass keeps the vectors of tuples of scalars that are read only by
+// element as tuples of vectors (lower.Unzip).
+func unzipPass(ctx *Context) error {
+	ns := ctx.Prog.Names()
+	forEachBody(ctx.Prog, func(f *ir.Func) { f.Body = lower.Unzip(f.Body, ns) })
+	return nil
+}
+
 // simplifyPass applies the laws, the user's rules, constant folding and
 // the structural simplifications to a fixpoint.
 func simplifyPass(ctx *Context) error {

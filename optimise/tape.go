@@ -454,6 +454,8 @@ type consumer struct {
 	bound map[string]bool // what the iteration binds
 	// wrap makes the loop again around a new chain of its iteration.
 	wrap func(body ir.Expr) ir.Expr
+	// count is the loop's range (its first argument).
+	count ir.Expr
 }
 
 // consumerAt returns the consumer l binds, if it binds one.
@@ -480,18 +482,33 @@ func consumerAt(l *ir.Let) *consumer {
 			b := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: body, Of: head.Of}
 			return ir.MkPrim(loop.P, loop.Prim.Name, loop.Args[0], loop.Args[1], ir.MkLam(lam.P, lam.Param, b))
 		}
-	case "build":
+	case "build", "unzip":
+		// (unzip (build ...)) is a record kept as a vector per value
+		// (split reverse mode's, lower.Unzip's).
+		unzip := loop
+		if loop.Prim.Name == "unzip" {
+			inner, ok := loop.Args[0].(*ir.Call)
+			if !ok || inner.Prim == nil || inner.Prim.Name != "build" {
+				return nil
+			}
+			loop = inner
+		}
 		lam, ok := loop.Args[1].(*ir.Lam)
 		if !ok || lam.Param.T.Kind != types.Integer {
 			return nil
 		}
 		c.j, body = lam.Param, lam.Body
 		c.wrap = func(body ir.Expr) ir.Expr {
-			return ir.MkPrim(loop.P, "build", loop.Args[0], ir.MkLam(lam.P, lam.Param, body))
+			b := ir.MkPrim(loop.P, "build", loop.Args[0], ir.MkLam(lam.P, lam.Param, body))
+			if unzip != loop {
+				return ir.MkPrim(unzip.P, "unzip", b)
+			}
+			return b
 		}
 	default:
 		return nil
 	}
+	c.count = loop.Args[0]
 	c.bound[c.j.Name] = true
 	c.items, c.tail = ir.ChainItems(body)
 	for _, v := range ir.ChainVars(c.items) {
@@ -501,7 +518,7 @@ func consumerAt(l *ir.Let) *consumer {
 }
 
 // range returns the loop's range.
-func (c *consumer) rng() ir.Expr { return c.let.Rhs.(*ir.Call).Args[0] }
+func (c *consumer) rng() ir.Expr { return c.count }
 
 // read returns the consumer's let with the lets ys of its iteration
 // replaced by reads of the tape.

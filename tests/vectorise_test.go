@@ -37,7 +37,8 @@ var hotLoops = []struct {
 		"ksu_sqnorm":            1,
 	}},
 	{"bench/lstm.ks", map[string]int{
-		"ksu_lstm_layer":            3, // the gates, with libmvec's exp and tanh (KS_IVDEP)
+		"ksu_lstm_layer":            1, // the gates, with libmvec's exp and tanh, storing h and c apart (unzip of a build)
+		"ksu_suffwdpass_lstm_layer": 5, // the same, its tape and its record a vector per value (lower.Unzip)
 		"ksu_lstm_objective":        3,
 		"ksu_revacc_lstm_objective": 5,
 		"ksu_bogrev_lstm_layer":     3,

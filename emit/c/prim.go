@@ -23,6 +23,9 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 	if p.LM {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: the linear-map operation %s reached the C backend in %s", p.Name, f.f.FullName())})
 	}
+	if r, ok := f.unzipBuild(e, sc); ok {
+		return r
+	}
 	c := &primCall{e: e, parts: f.parts(e, sc), sc: sc, ps: pos(e.P)}
 	if code := structural[p.Name]; code != nil {
 		return code(f, c)
@@ -340,6 +343,41 @@ func (f *fn) primUnzip(c *primCall) string {
 		fields = append(fields, r)
 	}
 	return f.tupleLit(c.e.T, fields)
+}
+
+// unzipBuild compiles (unzip (build n (lam i e))), a record kept as a
+// tuple of vectors (see lower.Unzip), as one loop storing each field of
+// e into its own new tensor, if e is pure scalar code (pureScalarBody):
+// gcc vectorises such a loop, where a tensor of tuples is a strided
+// store it does not, and no tensor of tuples is made to be taken apart.
+func (f *fn) unzipBuild(e *ir.Call, sc *env) (string, bool) {
+	if e.Prim.Name != "unzip" || len(e.Args) != 1 {
+		return "", false
+	}
+	b, ok := e.Args[0].(*ir.Call)
+	if !ok || b.Prim == nil || b.Prim.Name != "build" || len(b.Args) != 2 {
+		return "", false
+	}
+	lam, ok := b.Args[1].(*ir.Lam)
+	if !ok || lam.Param.T.Kind != types.Integer || !pureScalarBody(lam) || f.parallel(b.T.Elem, lam, 1) {
+		return "", false
+	}
+	ps := pos(b.P)
+	sizes := f.sizes(f.atom(f.expr(b.Args[0], sc), b.Args[0].Type()), b.Args[0].Type())
+	rs := make([]string, len(e.T.Elems))
+	for k, et := range e.T.Elems {
+		rs[k], _ = f.newTensor(et, sizes, ps)
+	}
+	f.versioned(f.rank1Guard(lam, sizes, sc), func() {
+		f.line("KS_IVDEP")
+		f.loop(1, sizes, func(idx, flat string) {
+			x := f.atom(f.apply(lam, idx, sc), lam.Body.Type())
+			for k, r := range rs {
+				f.line("%s.data[%s] = %s.f%d;", r, flat, x, k)
+			}
+		})
+	})
+	return f.tupleLit(e.T, rs), true
 }
 
 // primBuildFromSparse compiles buildFromSparse. The count is an index
