@@ -757,11 +757,10 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	scalars := len(need) > 1
 	for k, v := range need {
 		vars[k] = &ir.Var{P: p, T: v.T, Name: v.Name}
-		scalars = scalars && isScalar(v.T)
+		scalars = scalars && v.T.IsScalar()
 	}
 	if scalars {
-		// Values of Floats, Integers and Bools are recorded a vector
-		// each, which the C backend's loops store and read in vector
+		// Scalars are recorded a vector each, which the C backend's loops store and read in vector
 		// registers (lower.Unzip): recs = (unzip (build ...)).
 		recBuild := ir.MkPrim(p, "unzip", recBuild)
 		recs := make([]*ir.Var, len(need))
@@ -780,11 +779,6 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 	body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: read}
 	loop := ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
 	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: recBuild}, loop
-}
-
-// isScalar reports whether t is Float, Integer or Bool.
-func isScalar(t *types.Type) bool {
-	return t.Kind == types.Float || t.Kind == types.Integer || t.Kind == types.Bool
 }
 
 // primalIf returns the index of the last forward let x = (if cond ...)

@@ -33,10 +33,10 @@ func Unzip(e ir.Expr, ns *ir.Names) ir.Expr {
 // scalarLeaves returns the paths (field numbers from the outside in) to
 // the scalars of t, a tuple of scalars and tuples of them, or false.
 func scalarLeaves(t *types.Type) ([][]int, bool) {
-	switch t.Kind {
-	case types.Float, types.Integer, types.Bool:
+	switch {
+	case t.IsScalar():
 		return [][]int{nil}, true
-	case types.Tuple:
+	case t.Kind == types.Tuple:
 		var out [][]int
 		for k, et := range t.Elems {
 			sub, ok := scalarLeaves(et)

@@ -170,13 +170,13 @@ func (f *fn) primBuild(c *primCall) string {
 }
 
 // pureScalarBody reports whether a build's body only reads tensors and
-// computes scalars: every value it makes, and its result, is made of
-// Floats, Integers and Bools; it has no loop and calls no ks function
-// (which may allocate). Its loop is marked
+// computes scalars: every value it makes, and its result, is a scalar or
+// a tuple of them (types.IsUniform); it has no loop and calls no ks
+// function (which may allocate). Its loop is marked
 // KS_IVDEP (runtime/c/ksc_runtime.h): it stores nothing but the new
 // tensor's elements, so its iterations are independent.
 func pureScalarBody(lam *ir.Lam) bool {
-	if !scalars(lam.Body.Type()) {
+	if !lam.Body.Type().IsUniform() {
 		return false
 	}
 	pure := true
@@ -185,32 +185,15 @@ func pureScalarBody(lam *ir.Lam) bool {
 		case *ir.Var, *ir.Get:
 			// Reading a variable or a field allocates nothing.
 		case *ir.Call:
-			pure = x.Prim != nil && scalars(x.T)
+			pure = x.Prim != nil && x.T.IsUniform()
 		default:
 			// A lambda is a loop; any other value not made of
 			// scalars is memory.
-			pure = scalars(x.Type())
+			pure = x.Type().IsUniform()
 		}
 		return pure
 	})
 	return pure
-}
-
-// scalars reports whether a value of type t is made of Floats, Integers
-// and Bools only (a scalar or a tuple of them), so it needs no memory.
-func scalars(t *types.Type) bool {
-	switch t.Kind {
-	case types.Float, types.Integer, types.Bool:
-		return true
-	case types.Tuple:
-		for _, e := range t.Elems {
-			if !scalars(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // primSumbuild compiles sumbuild.
