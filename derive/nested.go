@@ -96,7 +96,7 @@ func Ready(g *ir.Func) bool {
 // derivations of forward code, to the usual path.
 func (d *deriver) nestedRev(f *ir.Func) bool {
 	inner := f.Base
-	if inner == nil || inner.Name.Outer() != "rev" || inner.Name.Wrt != nil || inner.Kind != ir.DerivedFunc {
+	if inner == nil || !byIdentity(inner) {
 		return false
 	}
 	p := usePos(f)
@@ -189,10 +189,12 @@ func ifoldsAsFolds(e ir.Expr, ns *ir.Names) ir.Expr {
 	})
 }
 
-// byIdentity reports whether g is [rev h], whose derivatives nestedRev
+// byIdentity reports whether g is [rev h] or [sufrev h] (the same
+// function, made by split reverse mode), whose derivatives nestedRev
 // writes by the identities above rather than from its code.
 func byIdentity(g *ir.Func) bool {
-	return g.Kind == ir.DerivedFunc && g.Name.Outer() == "rev" && g.Name.Wrt == nil
+	outer := g.Name.Outer()
+	return g.Kind == ir.DerivedFunc && (outer == "rev" || outer == "sufrev") && g.Name.Wrt == nil
 }
 
 // callsDerived reports whether g's body calls, directly or through the

@@ -39,6 +39,7 @@ var nestedCases = []struct{ name, src string }{
 //	[fwd [fwd f]] (x, u) (u, 0)   against ([fwd f] (x+hu) u - [fwd f] (x-hu) u) / 2h
 //	[rev [fwd f]] (x, u) 1        the same Hessian-vector product, and [rev f] x 1
 //	[jac [rev f]] (x, 1)          its column j against the product with e_j
+//	[fwd [sufrev f]], [rev [sufrev f]]  as those of [rev f], the same function
 //
 // The program prints the relative errors, each of which must be small.
 func TestNestedDerivatives(t *testing.T) {
@@ -50,6 +51,8 @@ func TestNestedDerivatives(t *testing.T) {
 (gdef fwd [fwd [f ` + T + `]])
 (gdef rev [fwd [f ` + T + `]])
 (gdef jac [rev [f ` + T + `]])
+(gdef fwd [sufrev [f ` + T + `]])
+(gdef rev [sufrev [f ` + T + `]])
 (def err Float ((a : ` + T + `) (b : ` + T + `))
   (let (d (ts_add a (ts_neg b))) (div (sqrt (ts_dot d d)) (add 1e-12 (sqrt (ts_dot b b))))))
 (def errf Float ((a : Float) (b : Float)) (div (abs (sub a b)) (add 1e-12 (abs b))))
@@ -67,11 +70,13 @@ func TestNestedDerivatives(t *testing.T) {
         (jac ([jac [rev f]] x 1.0))
         (e0 (tuple (Vec_init 1.0 0.0 0.0) 0.0))
         (col0 (tuple (build 3 (lam (i : Integer) (index (tuple i 0) jac))) (index (tuple 3 0) jac)))
-        (hv0 ([fwd [rev f]] (tuple x 1.0) (tuple e0 0.0))))
+        (hv0 ([fwd [rev f]] (tuple x 1.0) (tuple e0 0.0)))
+        (hs ([fwd [sufrev f]] (tuple x 1.0) (tuple u 0.0)))
+        (rs ([rev [sufrev f]] (tuple x 1.0) u)))
     (print (err hv fd) " " (err (get$1$2 rr) fd) " " (errf (get$2$2 rr) ([fwd f] x u)) " "
            (errf ([fwd [fwd f]] (tuple x u) (tuple u (ts_zero u))) fdf) " "
            (err (get$1$2 rf) fd) " " (err (get$2$2 rf) ([rev f] x 1.0)) " "
-           (err col0 hv0) "\n")))
+           (err col0 hv0) " " (err hs fd) " " (err (get$1$2 rs) fd) "\n")))
 `
 	for _, tc := range nestedCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,8 +94,8 @@ func TestNestedDerivatives(t *testing.T) {
 					t.Fatalf("%s --rev=%q: status %d\n%s", run.backend, run.opts.Rev, r.code, r.stderr)
 				}
 				fields := strings.Fields(r.stdout)
-				if len(fields) != 7 {
-					t.Fatalf("%s --rev=%q printed %q, want 7 errors", run.backend, run.opts.Rev, r.stdout)
+				if len(fields) != 9 {
+					t.Fatalf("%s --rev=%q printed %q, want 9 errors", run.backend, run.opts.Rev, r.stdout)
 				}
 				for i, s := range fields {
 					e, err := strconv.ParseFloat(s, 64)
