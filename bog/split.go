@@ -13,7 +13,8 @@
 //   - a loop ($ifold, $ifoldr: seed 002's nTimes and ccl) whose body
 //     recomputes primal values is split in two: a build in the forward
 //     pass records, per iteration, the values the body's reverse part
-//     reads (one allocation per loop), and the reverse loop reads them;
+//     reads (one allocation per loop; a vector per value, (unzip (build
+//     ...)), when they are scalars), and the reverse loop reads them;
 //     the tape of a fold ($foldtape) is part of the forward pass, so the
 //     reverse loop of a fold is REVLOOP of seed 003;
 //   - an if records which branch ran and only that branch's record, as a
@@ -759,9 +760,12 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 		vars[k] = &ir.Var{P: p, T: v.T, Name: v.Name}
 		scalars = scalars && v.T.IsScalar()
 	}
+	var recLet *ir.Let
+	var readRhs ir.Expr
 	if scalars {
-		// Scalars are recorded a vector each, which the C backend's loops store and read in vector
-		// registers (lower.Unzip): recs = (unzip (build ...)).
+		// Scalars are recorded a vector each, which the C backend's
+		// loops store and read in vector registers (lower.Unzip): recs =
+		// (unzip (build ...)).
 		recBuild := ir.MkPrim(p, "unzip", recBuild)
 		recs := make([]*ir.Var, len(need))
 		reads := make([]ir.Expr, len(need))
@@ -769,16 +773,17 @@ func (s *splitter) loop(c *ir.Call, reverse map[string]bool) (*ir.Let, ir.Expr) 
 			recs[k] = s.ns.FreshVar(p, "rec", recBuild.T.Elems[k])
 			reads[k] = ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, recs[k]))
 		}
-		read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkTuple(p, reads...), Body: ir.WrapChain(rev, tail)}
-		body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: read}
-		loop := ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
-		return &ir.Let{P: p, Vars: recs, Pattern: true, Rhs: recBuild}, loop
+		recLet = &ir.Let{P: p, Vars: recs, Pattern: true, Rhs: recBuild}
+		readRhs = ir.MkTuple(p, reads...)
+	} else {
+		rec := s.ns.FreshVar(p, "rec", recBuild.T)
+		recLet = &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: recBuild}
+		readRhs = ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, rec))
 	}
-	rec := s.ns.FreshVar(p, "rec", recBuild.T)
-	read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: ir.MkPrim(p, "index", ir.Ref(p, i), ir.Ref(p, rec)), Body: ir.WrapChain(rev, tail)}
+	read := &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: readRhs, Body: ir.WrapChain(rev, tail)}
 	body := &ir.Let{P: head.P, Vars: head.Vars, Pattern: true, Rhs: head.Rhs, Body: read}
 	loop := ir.MkPrim(p, c.Prim.Name, c.Args[0], c.Args[1], ir.MkLam(lam.P, lam.Param, body))
-	return &ir.Let{P: p, Vars: []*ir.Var{rec}, Rhs: recBuild}, loop
+	return recLet, loop
 }
 
 // primalIf returns the index of the last forward let x = (if cond ...)
