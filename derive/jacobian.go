@@ -125,6 +125,18 @@ func (j *jac) block(e ir.Expr) ir.Expr {
 	return j.block(ir.MkLet(e.Pos(), v, e, ir.Ref(e.Pos(), v)))
 }
 
+// active reports whether e reads a variable whose map is not zero.
+func (j *jac) active(e ir.Expr) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if v, ok := x.(*ir.Var); ok && j.env[v.Name] != nil {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // projection returns the map from a tuple to its field k, as lmHCat of
 // zeros and one identity; the pattern's variables shape it.
 func (j *jac) projection(p ir.Pos, vars []*ir.Var, k int) ir.Expr {
@@ -143,6 +155,14 @@ func (j *jac) projection(p ir.Pos, vars []*ir.Var, k int) ir.Expr {
 // it is zero.
 func (j *jac) rhs(e ir.Expr, vars []*ir.Var) ir.Expr {
 	if !differentiable(e.Type()) {
+		if t := e.Type(); (t.Contains(types.Named) || t.Contains(types.Variant)) && j.active(e) {
+			// A record of split reverse mode (a BOG), made from the
+			// argument: its map is not zero, and it has no tangent. The
+			// split passes of g, inlined into a def that is then
+			// differentiated, get here ([sufrev g] is differentiated
+			// as [rev g]).
+			j.fail(e.Pos(), "ksc cannot differentiate through a record of split reverse mode, of type %s, which has no tangent: call [sufrev g] or [rev g] rather than g's split passes", t)
+		}
 		return nil
 	}
 	p := e.Pos()

@@ -114,7 +114,8 @@ func TestNestedDerivatives(t *testing.T) {
 // TestDerivativesOfCallsOfDerivatives differentiates defs that call
 // derived functions (issue 16; GradBench's saddle and particle are such):
 // maxf runs gradient ascent in y with [rev f] inside nTimes, then
-// evaluates f there; slope reads [fwd f] in a sumbuild. [rev g] and
+// evaluates f there (maxs the same with [sufrev f]); slope reads [fwd f]
+// in a sumbuild. [rev g] and
 // [fwd g] of each are checked against central differences of g, in C, Go
 // and with --rev bog.
 func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
@@ -126,12 +127,17 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
 (def maxf Float ((x : Tuple Float Float) (y0 : Tuple Float Float))
   (f x (nTimes 6 y0 (lam (y : Tuple Float Float)
          (ts_add y (ts_scale 0.1 (get$2$2 ([rev f] (tuple x y) 1.0))))))))
+(def maxs Float ((x : Tuple Float Float) (y0 : Tuple Float Float))
+  (f x (nTimes 6 y0 (lam (y : Tuple Float Float)
+         (ts_add y (ts_scale 0.1 (get$2$2 ([sufrev f] (tuple x y) 1.0))))))))
 (def slope Float ((x : Tuple Float Float) (y0 : Tuple Float Float))
   (sumbuild 3 (lam (i : Integer)
     (let (d (to_float i))
       ([fwd f] (tuple x (ts_scale d y0)) (tuple (tuple 1.0 d) y0))))))
 (gdef rev [maxf (Tuple (Tuple Float Float) (Tuple Float Float))])
 (gdef fwd [maxf (Tuple (Tuple Float Float) (Tuple Float Float))])
+(gdef rev [maxs (Tuple (Tuple Float Float) (Tuple Float Float))])
+(gdef fwd [maxs (Tuple (Tuple Float Float) (Tuple Float Float))])
 (gdef rev [slope (Tuple (Tuple Float Float) (Tuple Float Float))])
 (gdef fwd [slope (Tuple (Tuple Float Float) (Tuple Float Float))])
 (def err Float ((a : Float) (b : Float)) (div (abs (sub a b)) (add 1e-12 (abs b))))
@@ -142,9 +148,11 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
         (pp (ts_add p (ts_scale h u)))
         (pm (ts_add p (ts_scale (neg h) u)))
         (fdm (div (sub (maxf pp) (maxf pm)) (mul 2.0 h)))
-        (fds (div (sub (slope pp) (slope pm)) (mul 2.0 h))))
+        (fds (div (sub (slope pp) (slope pm)) (mul 2.0 h)))
+        (fdx (div (sub (maxs pp) (maxs pm)) (mul 2.0 h))))
     (print (err ([fwd maxf] p u) fdm) " " (err (ts_dot ([rev maxf] p 1.0) u) fdm) " "
-           (err ([fwd slope] p u) fds) " " (err (ts_dot ([rev slope] p 1.0) u) fds) "\n")))
+           (err ([fwd slope] p u) fds) " " (err (ts_dot ([rev slope] p 1.0) u) fds) " "
+           (err ([fwd maxs] p u) fdx) " " (err (ts_dot ([rev maxs] p 1.0) u) fdx) "\n")))
 `
 	file := filepath.Join(t.TempDir(), "calls.ks")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
@@ -156,7 +164,7 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
 		}
 		r := runProgramWith(t, run.backend, run.opts, file)
 		fields := strings.Fields(r.stdout)
-		if r.code != 0 || len(fields) != 4 {
+		if r.code != 0 || len(fields) != 6 {
 			t.Fatalf("%s --rev=%q: status %d, printed %q\n%s", run.backend, run.opts.Rev, r.code, r.stdout, r.stderr)
 		}
 		for i, s := range fields {
