@@ -112,7 +112,7 @@ func unzipLet(l *ir.Let, ns *ir.Names) ir.Expr {
 	}
 	rest := ir.Map(l.Body, func(e ir.Expr) ir.Expr {
 		c, ok := e.(*ir.Call)
-		if !ok || c.Prim == nil || len(c.Args) == 0 || !isVarNamed(c.Args[len(c.Args)-1], v.Name) {
+		if !ok || c.Prim == nil || len(c.Args) == 0 || !isVar(c.Args[len(c.Args)-1], v.Name) {
 			return e
 		}
 		switch c.Prim.Name {
@@ -160,7 +160,7 @@ func copiesOf(e ir.Expr, vars []*ir.Var) ir.Expr {
 			return e
 		}
 		read, ok := tuple.Elems[get.I-1].(*ir.Call)
-		if !ok || read.Prim == nil || read.Prim.Name != "index" || !isVarNamed(read.Args[0], lam.Param.Name) {
+		if !ok || read.Prim == nil || read.Prim.Name != "index" || !isVar(read.Args[0], lam.Param.Name) {
 			return e
 		}
 		if v, ok := read.Args[1].(*ir.Var); ok && ours[v.Name] {
@@ -211,7 +211,7 @@ func onlyElementsRead(name string, e ir.Expr) bool {
 		switch x := x.(type) {
 		case *ir.Call:
 			if x.Prim != nil && (x.Prim.Name == "index" && len(x.Args) == 2 || x.Prim.Name == "size" && len(x.Args) == 1) &&
-				isVarNamed(x.Args[len(x.Args)-1], name) {
+				isVar(x.Args[len(x.Args)-1], name) {
 				for _, a := range x.Args[:len(x.Args)-1] {
 					ok = ok && onlyElementsRead(name, a)
 				}
@@ -229,9 +229,4 @@ func onlyElementsRead(name string, e ir.Expr) bool {
 		return ok
 	})
 	return ok
-}
-
-func isVarNamed(e ir.Expr, name string) bool {
-	v, ok := e.(*ir.Var)
-	return ok && v.Name == name
 }
