@@ -555,6 +555,25 @@ type slot struct {
 	// and makes the functional reading (the CL evaluator) agree.
 	alias   *elemOf
 	aliased bool
+
+	// pend are contributions not yet made, each reverse-applying a map
+	// that writes one element (sparse: an lmIndex nearest the source):
+	// when the let is reached, its own map is composed with each, so an
+	// element goes straight into the accumulator below, where a zero the
+	// size of the variable's value would otherwise be made and added (for
+	// (index j (index i m)) in a loop, a row per element: quadratic). A
+	// slot holds several only if its let's map writes one element of a
+	// variable's accumulator too (elemMap), so that composing it with each
+	// costs no more than applying it once. Any other use of the slot makes
+	// them first (initSlot).
+	pend    []pending
+	elemMap bool
+}
+
+// pending is a contribution, r reverse-applied to l, not yet made.
+type pending struct {
+	l, r ir.Expr
+	p    ir.Pos
 }
 
 // elemOf names element idx of the accumulator of slot acc.
@@ -681,6 +700,7 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 			} else {
 				s := &slot{of: e.Of, typ: tangent(v.T.To), once: rv.uses[v.Name] == 1}
 				s.alias = rv.elementOf(e.Rhs, s.typ)
+				s.elemMap = elemMap(e.Rhs)
 				rv.slots[v.Name] = s
 				lets = append(lets, lmLet{v: v, rhs: e.Rhs})
 			}
@@ -705,6 +725,12 @@ func (rv *rev) program(m ir.Expr, r ir.Expr) {
 		case s.aliased:
 			acc := s.alias.acc
 			rv.set(acc, ir.MkPrim(l.v.P, "$setAt", rv.value(acc, l.v.P), s.alias.idx, s.cur))
+		case s.pend != nil:
+			ds := s.pend
+			s.pend = nil
+			for _, d := range ds {
+				rv.contribute(ir.MkPrim(d.p, "lmCompose", d.l, l.rhs), d.r)
+			}
 		case s.cur != nil:
 			rv.contribute(l.rhs, s.cur)
 		}
@@ -949,6 +975,14 @@ func (rv *rev) tupleSlot(m ir.Expr, v *ir.Var) *slot {
 // initSlot gives an untouched slot its zero, shaped by example (or, if
 // nil, by the slot's primal variable).
 func (rv *rev) initSlot(s *slot, p ir.Pos, example ir.Expr) {
+	if ds := s.pend; ds != nil {
+		s.pend = nil
+		rv.initSlot(s, ds[0].p, rv.example(ds[0].l))
+		for _, d := range ds {
+			rv.set(s, rv.accR(d.l, d.r, s.cur))
+		}
+		return
+	}
 	if s.cur != nil || s.parts != nil {
 		return
 	}
@@ -1023,7 +1057,7 @@ func (rv *rev) add(s *slot, r ir.Expr, p ir.Pos) {
 		for i, q := range s.parts {
 			rv.add(q, rv.blk.atom(rv.ns, ir.MkGet(p, i+1, r)), p)
 		}
-	case s.cur == nil && s.once && s.alias == nil:
+	case s.cur == nil && s.once && s.alias == nil && s.pend == nil:
 		s.cur = r // its only contribution: no copy needed, nothing will add into it
 	default:
 		if s.cur == nil {
@@ -1037,6 +1071,10 @@ func (rv *rev) add(s *slot, r ir.Expr, p ir.Pos) {
 // into a slot, in place.
 func (rv *rev) addR(s *slot, l, r ir.Expr, p ir.Pos) {
 	if s.sink || isZero(l) {
+		return
+	}
+	if s.parts == nil && s.cur == nil && sparse(l) && (s.elemMap || s.once && s.pend == nil) {
+		s.pend = append(s.pend, pending{l: l, r: r, p: p})
 		return
 	}
 	if s.parts == nil {
@@ -1103,6 +1141,13 @@ func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 				rv.addR(rv.slotOf(v), l, r, p)
 				return
 			}
+			if c, ok := isLMCall(n, "lmCompose"); ok && !HasLMVar(c.Args[0]) {
+				// l ∘ (n1 ∘ n2) = (l ∘ n1) ∘ n2: reverse-applied as one
+				// map into n2's slot, which an index in n1 updates in
+				// place (see slot.pend).
+				rv.contribute(ir.MkPrim(p, "lmCompose", ir.MkPrim(p, "lmCompose", l, c.Args[0]), c.Args[1]), r)
+				return
+			}
 			if c, ok := isLMCall(n, "lmVCat"); ok && rv.allVars(c.Args) {
 				rv.composeVCat(l, c.Args, r)
 				return
@@ -1136,6 +1181,32 @@ func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 		}
 	}
 	fail(p, "ksc cannot reverse-apply %s", ir.FormatExpr(m))
+}
+
+// sparse reports whether reverse-applying m writes one element of its
+// source: m is an index, or a composition whose map nearest the source is.
+func sparse(m ir.Expr) bool {
+	if _, ok := isLMCall(m, "lmIndex"); ok {
+		return true
+	}
+	if c, ok := isLMCall(m, "lmCompose"); ok {
+		return sparse(c.Args[1])
+	}
+	return false
+}
+
+// elemMap reports whether m is a sparse map (see sparse) composed with a
+// linear-map variable: reverse-applied to a cotangent with one non-zero
+// element, it adds one element into the variable's accumulator.
+func elemMap(m ir.Expr) bool {
+	c, ok := isLMCall(m, "lmCompose")
+	if !ok || !sparse(c.Args[0]) {
+		return false
+	}
+	if _, ok := c.Args[1].(*ir.Var); ok {
+		return true
+	}
+	return elemMap(c.Args[1])
 }
 
 // allVars reports whether every map is a linear-map variable or a zero.

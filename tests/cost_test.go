@@ -298,6 +298,52 @@ func TestTupleArgumentsInPlace(t *testing.T) {
 	}
 }
 
+// TestElementsInPlace: reverse mode of (index j (index i m)) in a loop
+// over j adds each element's cotangent into row i of m's accumulator in
+// place. It made a zero the size of the row, set the element and added
+// the row in, per element: a loop over a row's n elements cost n^2. Counted
+// in the optimised program: no zero is made inside a loop (elem_whole
+// reads its row whole, (sum row), once per element, so its reverse loop
+// adds a row per element as the function reads one; it is here to pin
+// that it still does, its values checked with the others' by
+// testdata/ad/elements.ks).
+func TestElementsInPlace(t *testing.T) {
+	file := filepath.Join("testdata", "ad", "elements.ks")
+	for _, tc := range []struct {
+		fn    string
+		zeros int
+	}{
+		{"elem_build", 0}, {"elem_two_rows", 0}, {"elem_twice", 0}, {"elem_varying", 0},
+		{"elem_deep", 0}, {"elem_fold", 0}, {"elem_whole", 2},
+	} {
+		f := optimisedFunc(t, file, "[revacc "+tc.fn+"]", filepath.Join("testdata", "cost", "elements_rev.ks"))
+		if n := zerosInLoops(f.Body, false); n != tc.zeros {
+			t.Errorf("[revacc %s] makes %d zeros inside loops, want %d:\n%s", tc.fn, n, tc.zeros, ir.FormatExpr(f.Body))
+		}
+	}
+}
+
+// zerosInLoops counts the calls of ts_zero and constVec in e that are
+// inside a lambda (a loop's body), or anywhere if inLoop.
+func zerosInLoops(e ir.Expr, inLoop bool) int {
+	n := 0
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Lam:
+			if !inLoop {
+				n += zerosInLoops(x.Body, true)
+				return false
+			}
+		case *ir.Call:
+			if inLoop && x.Prim != nil && (x.Prim.Name == "ts_zero" || x.Prim.Name == "constVec") {
+				n++
+			}
+		}
+		return true
+	})
+	return n
+}
+
 // TestUnreadValueNotRecorded: a call whose value the reverse pass does not
 // read (gmm_objective adds gmm_points' value to the prior's, and the
 // reverse of an addition reads neither) is reverse-applied by [revacc g],
