@@ -43,3 +43,42 @@ func TestFuseBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestIfFieldsUnused checks that a pattern let of an if whose body reads
+// some of the fields makes each branch yield only those (project), so
+// that what computed the others is dead, and when it does not.
+func TestIfFieldsUnused(t *testing.T) {
+	vars := []*ir.Var{
+		{Name: "c", T: types.BoolType}, {Name: "a", T: types.FloatType},
+		{Name: "p", T: types.TupleOf(types.FloatType, types.FloatType)},
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"tuples written out: the unread field's computation dropped",
+			"(let ((x y) (if c (tuple (exp a) 1.0) (let (z (sin a)) (tuple (cos z) (mul a 2.0))))) y)",
+			"(if c 1.0 (mul a 2.0))"},
+		{"a variable holding the tuple",
+			"(let ((x y) (if c p (tuple a a))) (add y 1.0))",
+			"(let (y (if c (get$2$2 p) a)) (add y 1.0))"},
+		{"both read: unchanged",
+			"(let ((x y) (if c (tuple (exp a) 1.0) p)) (add x y))",
+			"(let ((x y) (if c (tuple (exp a) 1.0) p)) (add x y))"},
+		{"the unread field prints: unchanged",
+			"(let ((x y) (if c (tuple (to_float (print a)) 1.0) p)) y)",
+			"(let ((x y) (if c (tuple (to_float (print a)) 1.0) p)) y)"},
+	} {
+		in, err := typecheck.CheckExpr("test", tc.in, vars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want, err := typecheck.CheckExpr("test", tc.want, vars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		s := &lower.Simplifier{}
+		if got := ir.FormatExpr(s.Simplify(in)); got != ir.FormatExpr(want) {
+			t.Errorf("%s: %s became\n%s, want\n%s", tc.name, tc.in, got, ir.FormatExpr(want))
+		}
+	}
+}

@@ -123,6 +123,32 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		s.Steps++
 		return e.Body
 	}
+	// let (x y) = (if c a b) in body, with x unused: each branch yields
+	// only the fields body reads, and what computed the others is dead.
+	// Forward mode of a recursion pairs each level's value with its
+	// tangent, and a caller that reads only the tangent ran the primal
+	// recursion below every level (quadratic) until this dropped it.
+	if iff, ok := e.Rhs.(*ir.If); ok && e.Pattern {
+		var keep []int
+		for i, v := range e.Vars {
+			if ir.Occurs(v.Name, e.Body) {
+				keep = append(keep, i)
+			}
+		}
+		if len(keep) > 0 && len(keep) < len(e.Vars) {
+			th, ok1 := project(iff.Then, keep, s.Eff)
+			el, ok2 := project(iff.Else, keep, s.Eff)
+			if ok1 && ok2 {
+				s.Steps++
+				vars := make([]*ir.Var, len(keep))
+				for i, k := range keep {
+					vars[i] = e.Vars[k]
+				}
+				return &ir.Let{P: e.P, Vars: vars, Pattern: len(vars) > 1,
+					Rhs: ir.MkIf(iff.P, iff.Cond, th, el), Body: e.Body, Of: e.Of}
+			}
+		}
+	}
 	if body, ok := s.fuseBuild(e); ok {
 		s.Steps++
 		return body
@@ -227,6 +253,52 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		}
 	}
 	return e
+}
+
+// project returns e, an expression whose value is a tuple, made to yield
+// only the fields keep (ascending), or that field alone if there is one:
+// through the lets, asserts and ifs around the value, to a tuple written
+// out (whose dropped fields have no effect) or a variable. It reports
+// false for a value of another form.
+func project(e ir.Expr, keep []int, eff Effects) (ir.Expr, bool) {
+	switch x := e.(type) {
+	case *ir.Let:
+		body, ok := project(x.Body, keep, eff)
+		return &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Body: body, Of: x.Of}, ok
+	case *ir.Assert:
+		body, ok := project(x.Body, keep, eff)
+		return &ir.Assert{P: x.P, Cond: x.Cond, Body: body, Msg: x.Msg}, ok
+	case *ir.If:
+		th, ok1 := project(x.Then, keep, eff)
+		el, ok2 := project(x.Else, keep, eff)
+		return ir.MkIf(x.P, x.Cond, th, el), ok1 && ok2
+	case *ir.Tuple:
+		kept := map[int]bool{}
+		for _, k := range keep {
+			kept[k] = true
+		}
+		for i, y := range x.Elems {
+			if !kept[i] && HasEffect(y, eff) {
+				return e, false
+			}
+		}
+		return pick(x.P, keep, func(k int) ir.Expr { return x.Elems[k] }), true
+	case *ir.Var:
+		return pick(x.P, keep, func(k int) ir.Expr { return ir.MkGet(x.P, k+1, x) }), true
+	}
+	return e, false
+}
+
+// pick returns field(k) for the one k of keep, or the tuple of them.
+func pick(p ir.Pos, keep []int, field func(k int) ir.Expr) ir.Expr {
+	if len(keep) == 1 {
+		return field(keep[0])
+	}
+	elems := make([]ir.Expr, len(keep))
+	for i, k := range keep {
+		elems[i] = field(k)
+	}
+	return ir.MkTuple(p, elems...)
 }
 
 // etaLet reports whether a let's body is its variable, or the tuple of
