@@ -537,8 +537,8 @@ func (s *splitter) call(l *ir.Let, c *ir.Call, fwd []ir.Expr) ([]ir.Expr, ir.Exp
 func (s *splitter) shareSplitCalls(e ir.Expr) ir.Expr {
 	vn := newNumbering(e, s.params...)
 	return ir.Map(e, func(x ir.Expr) ir.Expr {
-		l, ok := x.(*ir.Let)
-		if !ok || l.Pattern || len(l.Vars) != 1 {
+		l, ok := x.(*ir.Let) // y = (g a), or (y1 y2) = (g a)
+		if !ok {
 			return x
 		}
 		c, ok := l.Rhs.(*ir.Call)
@@ -556,7 +556,7 @@ func (s *splitter) shareSplitCalls(e ir.Expr) ir.Expr {
 			}
 			if fc, ok := cl.Rhs.(*ir.Call); ok && fc.Fn == fw && !cl.Pattern && len(cl.Vars) == 1 && vn.sameArg(c, fc.Args[0]) {
 				pb := cl.Vars[0]
-				y := &ir.Let{P: l.P, Vars: l.Vars, Rhs: ir.MkGet(l.P, 1, ir.Ref(l.P, pb)), Body: withoutLet(l.Body, cl), Of: l.Of}
+				y := &ir.Let{P: l.P, Vars: l.Vars, Pattern: l.Pattern, Rhs: ir.MkGet(l.P, 1, ir.Ref(l.P, pb)), Body: withoutLet(l.Body, cl), Of: l.Of}
 				// The primal call's argument: the same value, in scope here.
 				return &ir.Let{P: cl.P, Vars: cl.Vars, Rhs: ir.CallFunc(cl.P, fw, callArg(c)), Body: y}
 			}
@@ -674,6 +674,11 @@ func (n *numbering) key(e ir.Expr) string {
 	case *ir.Get:
 		k = "(get " + strconv.Itoa(e.I) + " " + n.key(e.X) + ")"
 	case *ir.Call:
+		if tape := n.tapeOf(e); tape != nil {
+			// The last accumulator of a fold's tape is the fold's value:
+			// a call's argument made from either is the same argument.
+			return n.key(ir.MkPrim(e.P, "fold", tape.Args...))
+		}
 		if e.Fn != nil {
 			k = "(" + e.Fn.Key()
 		} else {
@@ -708,6 +713,30 @@ func (n *numbering) varKey(name string) string {
 	}
 	n.vars[name] = k
 	return k
+}
+
+// tapeOf returns the $foldtape call t when e is (index (size v) t) for t
+// a variable bound to ($foldtape f a v), else nil.
+func (n *numbering) tapeOf(e *ir.Call) *ir.Call {
+	if e.Prim == nil || e.Prim.Name != "index" {
+		return nil
+	}
+	v, ok := e.Args[1].(*ir.Var)
+	if !ok || n.twice[v.Name] {
+		return nil
+	}
+	l := n.binding[v.Name]
+	if l == nil || n.index[v.Name] >= 0 {
+		return nil
+	}
+	t, ok := l.Rhs.(*ir.Call)
+	if !ok || t.Prim == nil || t.Prim.Name != "$foldtape" {
+		return nil
+	}
+	if n.key(e.Args[0]) != n.key(ir.MkPrim(e.P, "size", t.Args[2])) {
+		return nil
+	}
+	return t
 }
 
 // intern keeps keys short: a key made of others is made of their numbers.
