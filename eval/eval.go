@@ -16,7 +16,11 @@
 //
 // It does not run derived functions ([fwd f], [rev f], ...) that have no
 // hand-written definition, nor edefs other than restated prelude
-// functions: calling one is an *Unsupported error.
+// functions: calling one is an *Unsupported error. Given a program after
+// derivation and optimisation, whose derived functions have bodies, it
+// runs those too, with the primitives of derived code by their
+// functional meaning (derived.go), and CallCounting counts the
+// operations of a call: the tests' measure of a derivative's cost.
 package eval
 
 import (
@@ -104,6 +108,29 @@ func Call(prog *ir.Program, f *ir.Func, args ...Value) (Value, error) {
 	return run(prog, bufio.NewWriter(io.Discard), func(m *machine) Value { return m.call(f, arg, f.P) })
 }
 
+// CallCounting is Call, returning also the number of operations the call
+// made: one per call of a function or a primitive, and for a primitive
+// that fills, copies or adds whole values the scalars it writes (a
+// build's elements, a zero's scalars, those added by $addAt or $addTo).
+// It is a cost model of the compiled code, shared with no backend, for
+// tests that pin how a derivative's cost grows with the function's. A
+// call that would make more than limit operations (if limit > 0) stops
+// with an *Unsupported error.
+func CallCounting(prog *ir.Program, f *ir.Func, limit int64, args ...Value) (Value, int64, error) {
+	var arg Value = Tuple(args)
+	if len(args) == 1 {
+		arg = args[0]
+	}
+	var ops int64
+	v, err := run(prog, bufio.NewWriter(io.Discard), func(m *machine) Value {
+		m.limit = limit
+		v := m.call(f, arg, f.P)
+		ops = m.ops
+		return v
+	})
+	return v, ops, err
+}
+
 // run runs f on a new machine, turning the panics that stop evaluation
 // (*ksrt.Error, *Unsupported) into errors.
 func run(prog *ir.Program, w *bufio.Writer, f func(*machine) Value) (v Value, err error) {
@@ -132,6 +159,8 @@ type machine struct {
 	fails   ir.Failing
 	running *ir.Func              // the function whose body is being evaluated
 	prelude map[*ir.Call]*ir.Func // a prelude definition placed at each call
+	ops     int64                 // operations so far (CallCounting)
+	limit   int64                 // and the most allowed, if > 0
 }
 
 // An env binds local variables; the innermost binding of a name wins.
@@ -186,6 +215,7 @@ func (m *machine) call(f *ir.Func, arg Value, pos ir.Pos) Value {
 		ksrt.Fail(f.P.String(), "%s", ksrt.TooDeep(f.Name.String(), MaxDepth))
 	}
 	m.depth++
+	m.tick(pos)
 	caller := m.running
 	m.running = f
 	v := m.eval(f.Body, bind(nil, f.Params, arg))

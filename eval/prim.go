@@ -24,8 +24,19 @@ func (m *machine) parts(e *ir.Call, sc *env) []Value {
 	return out
 }
 
-// prim evaluates a call of a primitive that has no ks definition.
+// prim evaluates a call of a primitive that has no ks definition,
+// counting its operations.
 func (m *machine) prim(e *ir.Call, sc *env) Value {
+	v, ok := m.derivedPrim(e, sc)
+	if !ok {
+		v = m.sourcePrim(e, sc)
+	}
+	m.count(e, v)
+	return v
+}
+
+// sourcePrim evaluates a call of a primitive of the source language.
+func (m *machine) sourcePrim(e *ir.Call, sc *env) Value {
 	a := m.parts(e, sc)
 	pos := e.P.String()
 	lam := func(i int) *ir.Lam { return e.Args[i].(*ir.Lam) }
@@ -72,6 +83,7 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 			if k == 0 {
 				acc = x
 			} else {
+				m.ops += scalars(x)
 				acc = add(pos, acc, x)
 			}
 		})
@@ -81,6 +93,7 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 		if len(t.Data) == 0 {
 			ksrt.Fail(pos, "sum of an empty tensor")
 		}
+		m.ops += scalars(t)
 		if e.T.Kind == types.Float {
 			return ksrt.SumFloats(int64(len(t.Data)), func(k int64) float64 { return t.Data[k].(float64) })
 		}
@@ -200,6 +213,7 @@ func (m *machine) prim(e *ir.Call, sc *env) Value {
 	case "ts_neg":
 		return mapFloats(a[0], func(x float64) float64 { return -x })
 	case "ts_dot":
+		m.ops += scalars(a[0])
 		return tsDot(pos, a[0], a[1])
 	case "ts_zero":
 		return zeroTan(a[0])
