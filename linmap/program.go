@@ -986,7 +986,9 @@ func (rv *rev) initSlot(s *slot, p ir.Pos, example ir.Expr) {
 	if s.cur != nil || s.parts != nil {
 		return
 	}
-	if s.alias != nil {
+	if a := s.alias; a != nil && (a.acc.cur != nil || a.acc.parts != nil || a.acc.of == nil) {
+		// Only into an accumulator that exists: one still untouched may
+		// take its contributions pending (slot.pend) and never be made.
 		acc := rv.value(s.alias.acc, p)
 		s.cur = rv.blk.atom(rv.ns, ir.MkPrim(p, "index", s.alias.idx, acc))
 		s.aliased = true
@@ -1151,6 +1153,16 @@ func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 			if c, ok := isLMCall(n, "lmVCat"); ok && rv.allVars(c.Args) {
 				rv.composeVCat(l, c.Args, r)
 				return
+			}
+			if ix, ok := isLMCall(l, "lmIndex"); ok {
+				if b, ok := isLMCall(n, "lmBuild"); ok && ix.Args[0].Type().Kind == types.Integer {
+					// (index k) ∘ (build n (λi. m)) = m[i := k]: one
+					// element's map, not a loop over the n (f reads
+					// (index k (build ...)) as one element too).
+					lam := b.Args[1].(*ir.Lam)
+					rv.contribute(&ir.Let{P: p, Vars: []*ir.Var{lam.Param}, Rhs: ix.Args[0], Body: lam.Body}, r)
+					return
+				}
 			}
 			mid := rv.blk.atom(rv.ns, rv.apR(r, l))
 			rv.contribute(n, mid)

@@ -74,11 +74,13 @@ func (s *Simplifier) fuseBuild(e *ir.Let) (ir.Expr, bool) {
 
 // fusable reports whether body reads v only by (size v) and by at most
 // one (index j v) whose j is the index of the innermost loop around it, a
-// build or sumbuild over (size v).
+// build or sumbuild over (size v), or which is in no loop (one element,
+// computed once: f reading (index 0 (build ...)) computes that element
+// only, and so must the code that reads it from a let).
 func fusable(body ir.Expr, v string) bool {
 	reads, ok := 0, true
-	var walk func(x ir.Expr, loop *ir.Lam)
-	walk = func(x ir.Expr, loop *ir.Lam) {
+	var walk func(x ir.Expr, loop *ir.Lam, inLam bool)
+	walk = func(x ir.Expr, loop *ir.Lam, inLam bool) {
 		if !ok {
 			return
 		}
@@ -94,44 +96,44 @@ func fusable(body ir.Expr, v string) bool {
 			}
 			if x.Prim != nil && x.Prim.Name == "index" && len(x.Args) == 2 && isVar(x.Args[1], v) {
 				reads++
-				if loop == nil || !isVar(x.Args[0], loop.Param.Name) {
+				if inLam && (loop == nil || !isVar(x.Args[0], loop.Param.Name)) {
 					ok = false
 				}
-				walk(x.Args[0], loop)
+				walk(x.Args[0], loop, inLam)
 				return
 			}
 			if x.Prim != nil && (x.Prim.Name == "build" || x.Prim.Name == "sumbuild") && len(x.Args) == 2 {
-				walk(x.Args[0], loop)
+				walk(x.Args[0], loop, inLam)
 				if l, isLam := x.Args[1].(*ir.Lam); isLam {
 					if overSize(x.Args[0], v) && l.Param.T.Kind == types.Integer {
-						walk(l.Body, l)
+						walk(l.Body, l, true)
 					} else {
-						walk(l.Body, nil)
+						walk(l.Body, nil, true)
 					}
 				}
 				return
 			}
 			for _, a := range x.Args {
 				if l, isLam := a.(*ir.Lam); isLam {
-					walk(l.Body, nil) // another kind of loop
+					walk(l.Body, nil, true) // another kind of loop
 				} else {
-					walk(a, loop)
+					walk(a, loop, inLam)
 				}
 			}
 			return
 		case *ir.Lam:
-			walk(x.Body, nil)
+			walk(x.Body, nil, true)
 			return
 		}
 		ir.Inspect(x, func(y ir.Expr) bool {
 			if y == x {
 				return true
 			}
-			walk(y, loop)
+			walk(y, loop, inLam)
 			return false
 		})
 	}
-	walk(body, nil)
+	walk(body, nil, false)
 	return ok && reads <= 1
 }
 
