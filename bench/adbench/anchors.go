@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,7 +77,7 @@ func buildAnchors(ctx context.Context, k kind, src, dir string, opts buildOption
 			args = append(args, "-I", filepath.Join(src, "cpp"), "-I", filepath.Dir(filepath.Join(src, s)),
 				"-I", filepath.Join(src, "tools", t.name), "-I", inc, "-c", "-o", obj, filepath.Join(src, s))
 			if b, err := cc.Command(ctx, args...).CombinedOutput(); err != nil {
-				return nil, fmt.Errorf("building GradBench's %s %s: %s: %v\n%s", t.name, k.name, s, err, b)
+				return nil, fmt.Errorf("building GradBench's %s %s: %s: %v\n%s%s", t.name, k.name, s, err, b, buildHint(b))
 			}
 			objs = append(objs, obj)
 		}
@@ -87,6 +88,15 @@ func buildAnchors(ctx context.Context, k kind, src, dir string, opts buildOption
 		out = append(out, anchor{t.name, exe})
 	}
 	return out, nil
+}
+
+// buildHint returns a hint for a C++ compiler's output that says what to
+// install, or "".
+func buildHint(out []byte) string {
+	if bytes.Contains(out, []byte("nlohmann/json.hpp")) {
+		return "hint: GradBench's C++ needs nlohmann's json.hpp: install Debian's nlohmann-json3-dev (apt-get install nlohmann-json3-dev)\n"
+	}
+	return ""
 }
 
 // gradbenchInput converts an ADBench input file of a kind into the JSON

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ksc-lang/ksc/driver"
@@ -114,5 +115,18 @@ func TestGradbenchInput(t *testing.T) {
 	}
 	if _, err := gradbenchInput("gmm", bad, 0.5); err == nil {
 		t.Error("a number too few was not refused")
+	}
+}
+
+// TestBuildHint checks that a missing json.hpp, the one header GradBench's
+// C++ needs that a machine may lack, gets a hint saying what to install,
+// and other errors none.
+func TestBuildHint(t *testing.T) {
+	missing := "anchor-include/json.hpp:1:10: fatal error: nlohmann/json.hpp: No such file or directory"
+	if h := buildHint([]byte(missing)); !strings.Contains(h, "nlohmann-json3-dev") {
+		t.Errorf("buildHint(%q) = %q, want the package to install", missing, h)
+	}
+	if h := buildHint([]byte("gmm.cpp:3: error: expected ';'")); h != "" {
+		t.Errorf("buildHint of another error = %q, want none", h)
 	}
 }
