@@ -262,19 +262,26 @@ func checkCorpus(t *testing.T, n int, rev string, backends []string) {
 		name := strings.TrimSuffix(filepath.Base(file), ".ks")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checks, err := parseChecks(string(src))
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
+			src, checks := fileChecks(t, file)
 			if len(checks) == 0 {
 				t.Fatalf("%s: no ; CHECK lines", file)
 			}
-			self := strings.Contains(string(src), "(def self_check ")
-			runChecksWith(t, name, string(src), checks, n, self, rev, backends)
+			self := strings.Contains(src, "(def self_check ")
+			runChecksWith(t, name, src, checks, n, self, rev, backends)
 		})
 	}
+}
+
+// fileChecks reads a program of the corpus and its ; CHECK lines.
+func fileChecks(t *testing.T, file string) (string, []*check) {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := parseChecks(string(src))
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return string(src), checks
 }

@@ -74,15 +74,8 @@ var knownGrowth = map[string]string{
 // returning how many it checked and left out, and noting in seen the
 // derivatives of knownGrowth that still grow.
 func costGrowth(t *testing.T, file string, seen map[string]bool, mu *sync.Mutex) (checked, left int) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checks, err := parseChecks(string(src))
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	prog := costProgram(t, file, string(src), checks)
+	src, checks := fileChecks(t, file)
+	prog := costProgram(t, file, src, checks)
 	for _, c := range checks {
 		grows, ok := growth(t, file, prog, c)
 		if !ok {
@@ -163,17 +156,7 @@ func TestRandomCostGrowth(t *testing.T) {
 		args, dr := p.Specs()
 		c := &check{name: p.Entry().Name, args: specs(args), dr: spec(dr)}
 		where := fmt.Sprintf("random seed %d", seed)
-		tmp := filepath.Join(t.TempDir(), "random.ks")
-		if err := os.WriteFile(tmp, []byte(p.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		prog, err := driver.Load([]string{tmp}, driver.Derived)
-		if err == nil {
-			err = driver.Optimise(prog, driver.Options{})
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", where, err)
-		}
+		prog := optimisedText(t, "random.ks", p.String())
 		grows, ok := growth(t, where, prog, c)
 		if ok {
 			checked++
@@ -197,8 +180,15 @@ func costProgram(t *testing.T, file, src string, checks []*check) *ir.Program {
 	for _, c := range checks {
 		fmt.Fprintf(&b, "\n(gdef fwd [%[1]s %[2]s])\n(gdef rev [%[1]s %[2]s])\n(gdef sufrev [%[1]s %[2]s])\n", c.name, c.argType())
 	}
-	tmp := filepath.Join(t.TempDir(), filepath.Base(file))
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+	return optimisedText(t, filepath.Base(file), b.String())
+}
+
+// optimisedText loads the program text, saved as a file of the given
+// name, and optimises it.
+func optimisedText(t *testing.T, name, text string) *ir.Program {
+	t.Helper()
+	tmp := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	prog, err := driver.Load([]string{tmp}, driver.Derived)
@@ -206,7 +196,7 @@ func costProgram(t *testing.T, file, src string, checks []*check) *ir.Program {
 		err = driver.Optimise(prog, driver.Options{})
 	}
 	if err != nil {
-		t.Fatalf("%s: %v", file, err)
+		t.Fatalf("%s: %v\n%s", name, err, text)
 	}
 	return prog
 }
