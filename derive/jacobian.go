@@ -238,6 +238,12 @@ func (j *jac) call(e *ir.Call) ir.Expr {
 		parts := make([]ir.Expr, len(e.Args))
 		any := false
 		for i, a := range e.Args {
+			if unusedParam(e.Fn, i) {
+				// g ignores it: no derivative flows to it, and the code
+				// computing it, dead in f once g is inlined, is not run
+				// backwards for a zero cotangent.
+				continue
+			}
 			parts[i] = j.lmOf(a)
 			any = any || parts[i] != nil
 		}
@@ -256,6 +262,12 @@ func (j *jac) call(e *ir.Call) ir.Expr {
 		j.fail(p, "%v", err)
 	}
 	return ir.MkPrim(p, "lmCompose", ir.CallFunc(p, dg, e.Args...), arg)
+}
+
+// unusedParam reports whether the defined function g has several
+// parameters and its body does not mention parameter i.
+func unusedParam(g *ir.Func, i int) bool {
+	return g.Kind == ir.DefFunc && g.Body != nil && len(g.Params) > 1 && !ir.Occurs(g.Params[i].Name, g.Body)
 }
 
 // prim differentiates a call of a primitive: the derivative rules of the

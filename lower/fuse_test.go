@@ -86,3 +86,39 @@ func TestIfFieldsUnused(t *testing.T) {
 		}
 	}
 }
+
+// TestTupleFieldsApart checks that a tuple bound by a let and read only
+// by its fields, or taken apart by a pattern, is one let per field, so
+// that a field never read is dead (the argument of a callee's reverse
+// pass, the tangent of its forward mode), and when it is not.
+func TestTupleFieldsApart(t *testing.T) {
+	vars := []*ir.Var{
+		{Name: "n", T: types.IntegerType}, {Name: "a", T: types.FloatType},
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"read by fields: the unread one dead",
+			"(let (v (tuple (mul a a) (build n (lam (i : Integer) a)))) (add (get$1$2 v) 1.0))",
+			"(let (v$1 (mul a a)) (add v$1 1.0))"},
+		{"atoms taken apart by a pattern: the unread one dead",
+			"(let (u (build n (lam (i : Integer) a))) (let (v (tuple a u)) (let ((x w) v) (mul x x))))",
+			"(mul a a)"},
+		{"read whole: unchanged",
+			"(let (v (tuple (mul a a) 1.0)) (tuple v (get$1$2 v)))",
+			"(let (v (tuple (mul a a) 1.0)) (tuple v (get$1$2 v)))"},
+	} {
+		in, err := typecheck.CheckExpr("test", tc.in, vars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want, err := typecheck.CheckExpr("test", tc.want, vars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		s := &lower.Simplifier{Names: (&ir.Program{}).Names()}
+		if got := ir.FormatExpr(s.Simplify(in)); got != ir.FormatExpr(want) {
+			t.Errorf("%s: %s became\n%s, want\n%s", tc.name, tc.in, got, ir.FormatExpr(want))
+		}
+	}
+}

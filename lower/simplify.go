@@ -191,7 +191,8 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		}
 	}
 	// let v = (tuple x y) in body, x and y atoms: a part (get$1$2 v) in
-	// body is x, unless a binder in body would capture it (or rebinds v).
+	// body is x, and a pattern (let ((a b) v) ...) binds a to x, unless a
+	// binder in body would capture it (or rebinds v).
 	if t, ok := e.Rhs.(*ir.Tuple); ok && !e.Pattern && !binds(e.Body, e.Vars[0].Name) {
 		safe := true
 		for _, x := range t.Elems {
@@ -210,6 +211,18 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 						return ir.Copy(t.Elems[g.I-1], ir.Pos{})
 					}
 				}
+				// (let ((a b) v) body): a and b are the atoms, so that
+				// one the body does not read is seen dead.
+				if l, ok := x.(*ir.Let); ok && l.Pattern && len(l.Vars) == len(t.Elems) {
+					if v, ok := l.Rhs.(*ir.Var); ok && v.Name == e.Vars[0].Name {
+						changed = true
+						out := l.Body
+						for i := len(l.Vars) - 1; i >= 0; i-- {
+							out = ir.MkLet(l.P, l.Vars[i], ir.Copy(t.Elems[i], ir.Pos{}), out)
+						}
+						return out
+					}
+				}
 				return x
 			})
 			if changed {
@@ -217,6 +230,28 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 				return &ir.Let{P: e.P, Vars: e.Vars, Rhs: e.Rhs, Body: body, Of: e.Of}
 			}
 		}
+	}
+	// let v = (tuple a b) in body, v read only by its fields (get$k$n v):
+	// one let per field, so that one never read is dead (forward mode
+	// pairs a callee's argument tangents, a zero for one the callee
+	// ignores among them).
+	if t, ok := e.Rhs.(*ir.Tuple); ok && !e.Pattern && s.Names != nil && onlyFields(e.Body, e.Vars[0].Name) {
+		s.Steps++
+		vars := make([]*ir.Var, len(t.Elems))
+		for i, x := range t.Elems {
+			vars[i] = s.Names.FreshVar(x.Pos(), e.Vars[0].Name, x.Type())
+		}
+		name := e.Vars[0].Name
+		body := ir.Map(e.Body, func(x ir.Expr) ir.Expr {
+			if g, ok := x.(*ir.Get); ok && isVar(g.X, name) {
+				return ir.Ref(g.P, vars[g.I-1])
+			}
+			return x
+		})
+		for i := len(vars) - 1; i >= 0; i-- {
+			body = ir.MkLet(e.P, vars[i], t.Elems[i], body)
+		}
+		return body
 	}
 	// let x = (assert c e) in body: assert c (let x = e in body), which
 	// checks c at the same point.
@@ -253,6 +288,29 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		}
 	}
 	return e
+}
+
+// onlyFields reports whether every occurrence of the variable name in e is
+// the tuple of a (get$k$n name), and no binder in e rebinds it.
+func onlyFields(e ir.Expr, name string) bool {
+	if binds(e, name) {
+		return false
+	}
+	ok := true
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Get:
+			if isVar(x.X, name) {
+				return false // a field: fine, and not a bare use
+			}
+		case *ir.Var:
+			if x.Name == name {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
 }
 
 // project returns e, an expression whose value is a tuple, made to yield
