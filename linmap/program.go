@@ -1159,7 +1159,7 @@ func (rv *rev) contribute(m ir.Expr, r ir.Expr) {
 					// (index k) ∘ (build n (λi. m)) = m[i := k]: one
 					// element's map, not a loop over the n (f reads
 					// (index k (build ...)) as one element too).
-					lam := b.Args[1].(*ir.Lam)
+					lam := ir.FreshBinders(b.Args[1], rv.ns).(*ir.Lam) // its binders land among others
 					rv.contribute(&ir.Let{P: p, Vars: []*ir.Var{lam.Param}, Rhs: ix.Args[0], Body: lam.Body}, r)
 					return
 				}
