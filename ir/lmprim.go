@@ -59,8 +59,8 @@ var lmTable = []*Prim{
 		Doc: "(lmApplyR dr m): reverse-apply m : (LM S T) to a cotangent of T"},
 
 	// Runtime support for derived code.
-	{Name: "ts_zero", Arity: 1, Check: checkTsZero,
-		Doc: "the zero tangent shaped like a value"},
+	{Name: "ts_zero", Arity: 1, Check: checkTsZero, D: []string{""},
+		Doc: "the zero tangent shaped like a value (its derivative is zero: only the value's shape counts)"},
 	{Name: "$addTo", Arity: 2, Check: checkAddTo, InPlace: true,
 		Doc: "($addTo acc x): acc + x, adding into acc in place (acc must not be used again)"},
 	{Name: "$addAt", Arity: 3, Check: checkAddAt, InPlace: true,
