@@ -72,18 +72,7 @@ func TestIfFieldsUnused(t *testing.T) {
 			"(let ((x y) (if c (tuple (to_float (print a)) 1.0) p)) y)",
 			"(let ((x y) (if c (tuple (to_float (print a)) 1.0) p)) y)"},
 	} {
-		in, err := typecheck.CheckExpr("test", tc.in, vars)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		want, err := typecheck.CheckExpr("test", tc.want, vars)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		s := &lower.Simplifier{}
-		if got := ir.FormatExpr(s.Simplify(in)); got != ir.FormatExpr(want) {
-			t.Errorf("%s: %s became\n%s, want\n%s", tc.name, tc.in, got, ir.FormatExpr(want))
-		}
+		checkSimplified(t, &lower.Simplifier{}, vars, tc.name, tc.in, tc.want)
 	}
 }
 
@@ -108,17 +97,23 @@ func TestTupleFieldsApart(t *testing.T) {
 			"(let (v (tuple (mul a a) 1.0)) (tuple v (get$1$2 v)))",
 			"(let (v (tuple (mul a a) 1.0)) (tuple v (get$1$2 v)))"},
 	} {
-		in, err := typecheck.CheckExpr("test", tc.in, vars)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		want, err := typecheck.CheckExpr("test", tc.want, vars)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		s := &lower.Simplifier{Names: (&ir.Program{}).Names()}
-		if got := ir.FormatExpr(s.Simplify(in)); got != ir.FormatExpr(want) {
-			t.Errorf("%s: %s became\n%s, want\n%s", tc.name, tc.in, got, ir.FormatExpr(want))
-		}
+		checkSimplified(t, &lower.Simplifier{Names: (&ir.Program{}).Names()}, vars, tc.name, tc.in, tc.want)
+	}
+}
+
+// checkSimplified requires that s simplifies the expression in, over
+// vars, to want (both ks text).
+func checkSimplified(t *testing.T, s *lower.Simplifier, vars []*ir.Var, name, in, want string) {
+	t.Helper()
+	x, err := typecheck.CheckExpr("test", in, vars)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	w, err := typecheck.CheckExpr("test", want, vars)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if got := ir.FormatExpr(s.Simplify(x)); got != ir.FormatExpr(w) {
+		t.Errorf("%s: %s became\n%s, want\n%s", name, in, got, ir.FormatExpr(w))
 	}
 }
