@@ -51,14 +51,14 @@ func (m *machine) derivedPrim(e *ir.Call, sc *env) (Value, bool) {
 		return zeros(e.P, e.Args[1].Type(), arg(0)), true
 	case "$addTo":
 		acc, x := arg(0), arg(1)
-		m.ops += scalars(x)
+		m.ops += Scalars(x)
 		return tsAdd(pos, acc, x), true
 	case "$addAt", "$setAt":
 		t, i, x := arg(0).(*Tensor), arg(1), arg(2)
 		k := flat(pos, sizes(i), t.Shape)
 		r := &Tensor{Shape: t.Shape, Data: append([]Value(nil), t.Data...)}
 		if e.Prim.Name == "$addAt" {
-			m.ops += scalars(x)
+			m.ops += Scalars(x)
 			r.Data[k] = tsAdd(pos, t.Data[k], x)
 		} else {
 			r.Data[k] = x
@@ -70,24 +70,22 @@ func (m *machine) derivedPrim(e *ir.Call, sc *env) (Value, bool) {
 
 // Scalars returns the number of numbers, Booleans and other scalars a
 // value holds.
-func Scalars(v Value) int64 { return scalars(v) }
-
-func scalars(v Value) int64 {
+func Scalars(v Value) int64 {
 	switch v := v.(type) {
 	case *Tensor:
 		var n int64
 		for _, x := range v.Data {
-			n += scalars(x)
+			n += Scalars(x)
 		}
 		return n
 	case Tuple:
 		var n int64
 		for _, x := range v {
-			n += scalars(x)
+			n += Scalars(x)
 		}
 		return n
 	case variant:
-		return scalars(v.v)
+		return Scalars(v.v)
 	}
 	return 1
 }
@@ -109,7 +107,7 @@ func (m *machine) count(e *ir.Call, v Value) {
 	m.tick(e.P)
 	switch name := e.Prim.Name; {
 	case touchesAll[name]:
-		m.ops += scalars(v)
+		m.ops += Scalars(v)
 	case name == "build" || name == "$foldtape" || name == "$foldrec":
 		if t, ok := v.(*Tensor); ok {
 			m.ops += int64(len(t.Data))

@@ -83,7 +83,7 @@ func (m *machine) sourcePrim(e *ir.Call, sc *env) Value {
 			if k == 0 {
 				acc = x
 			} else {
-				m.ops += scalars(x)
+				m.ops += Scalars(x)
 				acc = add(pos, acc, x)
 			}
 		})
@@ -93,7 +93,7 @@ func (m *machine) sourcePrim(e *ir.Call, sc *env) Value {
 		if len(t.Data) == 0 {
 			ksrt.Fail(pos, "sum of an empty tensor")
 		}
-		m.ops += scalars(t)
+		m.ops += Scalars(t)
 		if e.T.Kind == types.Float {
 			return ksrt.SumFloats(int64(len(t.Data)), func(k int64) float64 { return t.Data[k].(float64) })
 		}
@@ -213,7 +213,7 @@ func (m *machine) sourcePrim(e *ir.Call, sc *env) Value {
 	case "ts_neg":
 		return mapFloats(a[0], func(x float64) float64 { return -x })
 	case "ts_dot":
-		m.ops += scalars(a[0])
+		m.ops += Scalars(a[0])
 		return tsDot(pos, a[0], a[1])
 	case "ts_zero":
 		return zeroTan(a[0])
