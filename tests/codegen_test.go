@@ -156,7 +156,7 @@ func cOf(t *testing.T, src, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?ms)^static [^;{]*\b` + name + `\(ks_ctx[^;{]*\{.*?^\}`).FindString(out.C)
+	m := regexp.MustCompile(`(?ms)^(?:KS_CLONES )?static [^;{]*\b` + name + `\(ks_ctx[^;{]*\{.*?^\}`).FindString(out.C)
 	if m == "" {
 		t.Fatalf("no definition of %s in:\n%s", name, out.C)
 	}

@@ -2,9 +2,11 @@ package tests
 
 import (
 	"context"
+	"debug/elf"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,13 +49,14 @@ var hotLoops = []struct {
 
 // cFunction matches the first line of a function definition in generated
 // C, capturing its name.
-var cFunction = regexp.MustCompile(`^static .*\b(ks[a-z]*_\w+)\(.*\) \{$`)
+var cFunction = regexp.MustCompile(`^(?:KS_CLONES )?static .*\b(ks[a-z]*_\w+)\(.*\) \{$`)
 
 // TestHotLoopsVectorised compiles each benchmark's library C with
 // -fopt-info-vec-optimized and counts, per function, the loops gcc
 // reports vectorised (issue 14: hot loops must vectorise; index checks,
 // allocation or a call per element in a loop stop gcc). The counts are
-// logged.
+// logged. On x86-64 Linux each hot function must also have its AVX2 copy
+// in the library (KS_CLONES in ksc_runtime.h), named name.avx2.
 func TestHotLoopsVectorised(t *testing.T) {
 	needCC(t)
 	if !wantBackend("c") {
@@ -119,6 +122,28 @@ func TestHotLoopsVectorised(t *testing.T) {
 			for name, want := range b.loops {
 				if got[name] < want {
 					t.Errorf("%s: %d loops vectorised, want at least %d", name, got[name], want)
+				}
+			}
+			if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
+				clones := map[string]bool{}
+				lib, err := elf.Open(filepath.Join(dir, "bench.so"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer lib.Close()
+				syms, err := lib.Symbols()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range syms {
+					if name, ok := strings.CutSuffix(s.Name, ".avx2"); ok {
+						clones[name] = true
+					}
+				}
+				for name := range b.loops {
+					if !clones[name] {
+						t.Errorf("%s has no AVX2 copy (%s.avx2) in the library", name, name)
+					}
 				}
 			}
 		})

@@ -226,7 +226,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					"numpy is installed, else lists; errors raise NAME.KscError). --go also writes\n" +
 					"DIR/NAME.go, making DIR a Go package (cgo) whose *Context methods call the\n" +
 					"library with Go values. Honours $CC and $CFLAGS\n" +
-					"(default -O3; CFLAGS=\"-O3 -march=native\" for this machine's vector units).\n" +
+					"(default -O3, each looping function also compiled for AVX2 and chosen at load\n" +
+					"time on x86-64; CFLAGS=\"-O3 -march=native\" for all this machine's vector units).\n" +
 					"--threads shares the iterations of outer builds and sums among OpenMP threads\n" +
 					"(OMP_NUM_THREADS sets how many); results are the same as without it.\n" +
 					"NAME is a C identifier, not ks, KS, ksu, ksh nor one of those followed by _\n" +

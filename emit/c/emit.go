@@ -175,7 +175,14 @@ func (e *emitter) function(f *ir.Func, protos, defs *strings.Builder) {
 	fmt.Fprintf(protos, "static KS_UNUSED %s;\n", sig)
 	fe := newFn(e, f)
 	fe.body()
-	fmt.Fprintf(defs, "\n/* %s */\nstatic %s {\n%s}\n", commentSafe(f.FullName()), sig, fe.b.String())
+	// A function that runs loops is compiled for AVX2 too, chosen at load
+	// time (KS_CLONES in ksc_runtime.h); one without gains nothing from it
+	// and stays inlinable.
+	clones := ""
+	if hasLoop(f.Body) {
+		clones = "KS_CLONES "
+	}
+	fmt.Fprintf(defs, "\n/* %s */\n%sstatic %s {\n%s}\n", commentSafe(f.FullName()), clones, sig, fe.b.String())
 }
 
 // edef declares an external function, called with plain C arguments and
