@@ -455,14 +455,14 @@ func (d *deriver) jacobianOf(g *ir.Func, pos ir.Pos) (*ir.Func, error) {
 		return f, nil
 	}
 	d.ensureBody(g)
-	if g.Kind == ir.EdefFunc || g.Body == nil || byIdentity(g) {
+	if g.Kind == ir.EdefFunc || g.Body == nil || byIdentity(g) || isVrev(g) {
 		arg, res, msg := ir.DerivedSig("D", g.Arg, g.Result, nil)
 		if msg != "" {
 			return nil, fmt.Errorf("ksc cannot differentiate %s: %s", g.FullName(), msg)
 		}
 		// A declaration only: its uses are applied through the
-		// hand-written [fwd g] and [rev g] (or, for g = [rev h], those
-		// nested.go writes).
+		// hand-written [fwd g] and [rev g] (or, for g = [rev h] or
+		// [vrev h], those nested.go writes).
 		f := &ir.Func{P: g.P, Name: g.Name.Derive("D"), BaseArg: g.BaseArg, Arg: arg, Result: res,
 			Kind: ir.EdefFunc, Base: g, Uses: []ir.Pos{pos}}
 		d.prog.Funcs = append(d.prog.Funcs, f)
@@ -686,8 +686,8 @@ func (d *deriver) needSplit(g *ir.Func, pos ir.Pos) {
 	if g.Kind == ir.EdefFunc || g.Body == nil {
 		return // no passes to split: its [rev g] is written by hand (needApply)
 	}
-	if byIdentity(g) {
-		return // reverse mode of [rev h] is [revacc [rev h]] (nested.go)
+	if byIdentity(g) || isVrev(g) {
+		return // reverse mode of [rev h] is [revacc [rev h]] (nested.go), and so for [vrev h]
 	}
 	if d.eff == nil {
 		d.eff = lower.ComputeEffects(d.prog)

@@ -91,11 +91,14 @@ func Ready(g *ir.Func) bool {
 	return ready(g)
 }
 
-// nestedRev makes a derivation of [rev g] by the identities above, and
-// reports whether it did (or reported why not); it leaves the others,
-// derivations of forward code, to the usual path.
+// nestedRev makes a derivation of [rev g] (or of [vrev g]) by the
+// identities above, and reports whether it did (or reported why not); it
+// leaves the others, derivations of forward code, to the usual path.
 func (d *deriver) nestedRev(f *ir.Func) bool {
 	inner := f.Base
+	if isVrev(inner) {
+		return d.nestedVrev(f)
+	}
 	if inner == nil || !byIdentity(inner) {
 		return false
 	}
@@ -187,6 +190,99 @@ func ifoldsAsFolds(e ir.Expr, ns *ir.Names) ir.Expr {
 		}
 		return ir.MkPrim(p, "fold", f, s, ir.MkPrim(p, "build", n, ir.MkLam(p, i, idx)))
 	})
+}
+
+// isVrev reports whether g is [vrev h], of all h's arguments.
+func isVrev(g *ir.Func) bool {
+	return g != nil && g.Kind == ir.DerivedFunc && g.Name.Outer() == "vrev" && g.Name.Wrt == nil
+}
+
+// nestedVrev makes a derivation of [vrev g], which is the pair of g and
+// [rev g] (its one sweep computes both):
+//
+//	[vrev g] (x, dr)                        = (g x, [rev g] (x, dr))
+//	[fwd [vrev g]] ((x, dr), (dx, ddr))     = ([fwd g] (x, dx), [fwd [rev g]] ((x, dr), (dx, ddr)))
+//	[rev [vrev g]] ((x, dr), (cy, cg))      = ([rev g] (x, cy) + c1, c2)
+//	                                          where (c1, c2) = [rev [rev g]] ((x, dr), cg)
+//
+// [jac [vrev g]] is by columns of [fwd [vrev g]], as for [rev g].
+func (d *deriver) nestedVrev(f *ir.Func) bool {
+	inner := f.Base
+	p := usePos(f)
+	g := inner.Base
+	deriv := f.Name.Derivs[0]
+	switch {
+	case deriv == "jac":
+		return false
+	case f.Name.Wrt != nil:
+		d.errorf(p, "ksc cannot generate %s: derivations of %s take no positions; differentiate with respect to all its arguments", f.FullName(), inner.Name)
+		return true
+	case deriv != "fwd" && deriv != "rev" && deriv != "fwdfull" && deriv != "revacc" && deriv != "D":
+		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)
+		return true
+	}
+	if deriv == "D" {
+		return true // a declaration: applied through [fwd [vrev g]] and [revacc [vrev g]]
+	}
+	// needs returns [d1 [d2 ... g]] for derivs = d1, d2, ...
+	needs := func(derivs ...string) *ir.Func {
+		h := g
+		for i := len(derivs) - 1; i >= 0 && h != nil; i-- {
+			var err error
+			if h, err = d.need(derivs[i], h, p); err != nil {
+				d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+				return nil
+			}
+		}
+		return h
+	}
+	switch deriv {
+	case "fwdfull": // the value too, for a caller's forward mode
+		fw := d.need1(f, "fwd", inner, p)
+		if fw == nil {
+			return true
+		}
+		v := paramsOf(f, "xr", "dxr")
+		f.Body = ir.MkTuple(p, ir.CallFunc(p, inner, v[0]), ir.CallFunc(p, fw, v[0], v[1]))
+	case "revacc": // adding into an accumulator, for a caller's reverse mode
+		rv := d.need1(f, "rev", inner, p)
+		if rv == nil {
+			return true
+		}
+		v := paramsOf(f, "xr", "dr", "acc")
+		f.Body = ir.MkPrim(p, "$addTo", v[2], ir.CallFunc(p, rv, v[0], v[1]))
+	case "fwd":
+		fw, fwRev := needs("fwd"), needs("fwd", "rev")
+		if fw == nil || fwRev == nil {
+			return true
+		}
+		v := paramsOf(f, "xr", "t")
+		x, dx := ir.MkGet(p, 1, v[0]), ir.MkGet(p, 1, v[1])
+		f.Body = ir.MkTuple(p, ir.CallFunc(p, fw, x, dx), ir.CallFunc(p, fwRev, v[0], v[1]))
+	case "rev":
+		rv, revRev := needs("rev"), needs("rev", "rev")
+		if rv == nil || revRev == nil {
+			return true
+		}
+		v := paramsOf(f, "xr", "c")
+		x := ir.MkGet(p, 1, v[0])
+		cy, cg := ir.MkGet(p, 1, v[1]), ir.MkGet(p, 2, v[1])
+		rr := d.ns.FreshVar(p, "rr", revRev.Result)
+		ref := ir.Ref(p, rr)
+		f.Body = ir.MkLet(p, rr, ir.CallFunc(p, revRev, v[0], cg),
+			ir.MkTuple(p, ir.MkPrim(p, "ts_add", ir.CallFunc(p, rv, x, cy), ir.MkGet(p, 1, ref)), ir.MkGet(p, 2, ref)))
+	}
+	return true
+}
+
+// need1 returns [deriv g], reporting why not against f.
+func (d *deriver) need1(f *ir.Func, deriv string, g *ir.Func, p ir.Pos) *ir.Func {
+	h, err := d.need(deriv, g, p)
+	if err != nil {
+		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+		return nil
+	}
+	return h
 }
 
 // byIdentity reports whether g is [rev h] or [sufrev h] (the same

@@ -40,6 +40,9 @@ var nestedCases = []struct{ name, src string }{
 //	[rev [fwd f]] (x, u) 1        the same Hessian-vector product, and [rev f] x 1
 //	[jac [rev f]] (x, 1)          its column j against the product with e_j
 //	[fwd [sufrev f]], [rev [sufrev f]]  as those of [rev f], the same function
+//	[fwd [vrev f]] (x, 1) (u, 0)  the value's tangent against [fwd f] x u,
+//	                              the gradient's as [fwd [rev f]]'s
+//	[rev [vrev f]] (x, 1) (0.5, u)  H u + 0.5 [rev f] x 1, and [fwd f] x u
 //
 // The program prints the relative errors, each of which must be small.
 func TestNestedDerivatives(t *testing.T) {
@@ -53,6 +56,8 @@ func TestNestedDerivatives(t *testing.T) {
 (gdef jac [rev [f ` + T + `]])
 (gdef fwd [sufrev [f ` + T + `]])
 (gdef rev [sufrev [f ` + T + `]])
+(gdef fwd [vrev [f ` + T + `]])
+(gdef rev [vrev [f ` + T + `]])
 (def err Float ((a : ` + T + `) (b : ` + T + `))
   (let (d (ts_add a (ts_neg b))) (div (sqrt (ts_dot d d)) (add 1e-12 (sqrt (ts_dot b b))))))
 (def errf Float ((a : Float) (b : Float)) (div (abs (sub a b)) (add 1e-12 (abs b))))
@@ -72,11 +77,15 @@ func TestNestedDerivatives(t *testing.T) {
         (col0 (tuple (build 3 (lam (i : Integer) (index (tuple i 0) jac))) (index (tuple 3 0) jac)))
         (hv0 ([fwd [rev f]] (tuple x 1.0) (tuple e0 0.0)))
         (hs ([fwd [sufrev f]] (tuple x 1.0) (tuple u 0.0)))
-        (rs ([rev [sufrev f]] (tuple x 1.0) u)))
+        (rs ([rev [sufrev f]] (tuple x 1.0) u))
+        (vf ([fwd [vrev f]] (tuple x 1.0) (tuple u 0.0)))
+        (vr ([rev [vrev f]] (tuple x 1.0) (tuple 0.5 u))))
     (print (err hv fd) " " (err (get$1$2 rr) fd) " " (errf (get$2$2 rr) ([fwd f] x u)) " "
            (errf ([fwd [fwd f]] (tuple x u) (tuple u (ts_zero u))) fdf) " "
            (err (get$1$2 rf) fd) " " (err (get$2$2 rf) ([rev f] x 1.0)) " "
-           (err col0 hv0) " " (err hs fd) " " (err (get$1$2 rs) fd) "\n")))
+           (err col0 hv0) " " (err hs fd) " " (err (get$1$2 rs) fd) " "
+           (errf (get$1$2 vf) ([fwd f] x u)) " " (err (get$2$2 vf) fd) " "
+           (err (get$1$2 vr) (ts_add fd (ts_scale 0.5 ([rev f] x 1.0)))) " " (errf (get$2$2 vr) ([fwd f] x u)) "\n")))
 `
 	for _, tc := range nestedCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,8 +103,8 @@ func TestNestedDerivatives(t *testing.T) {
 					t.Fatalf("%s --rev=%q: status %d\n%s", run.backend, run.opts.Rev, r.code, r.stderr)
 				}
 				fields := strings.Fields(r.stdout)
-				if len(fields) != 9 {
-					t.Fatalf("%s --rev=%q printed %q, want 9 errors", run.backend, run.opts.Rev, r.stdout)
+				if len(fields) != 13 {
+					t.Fatalf("%s --rev=%q printed %q, want 13 errors", run.backend, run.opts.Rev, r.stdout)
 				}
 				for i, s := range fields {
 					e, err := strconv.ParseFloat(s, 64)
@@ -114,7 +123,8 @@ func TestNestedDerivatives(t *testing.T) {
 // TestDerivativesOfCallsOfDerivatives differentiates defs that call
 // derived functions (issue 16; GradBench's saddle and particle are such):
 // maxf runs gradient ascent in y with [rev f] inside nTimes, then
-// evaluates f there (maxs the same with [sufrev f]); slope reads [fwd f]
+// evaluates f there (maxs the same with [sufrev f], maxv with [vrev f],
+// which gives the value too); slope reads [fwd f]
 // in a sumbuild. [rev g] and
 // [fwd g] of each are checked against central differences of g, in C, Go
 // and with --rev bog.
@@ -130,6 +140,10 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
 (def maxs Float ((x : Tuple Float Float) (y0 : Tuple Float Float))
   (f x (nTimes 6 y0 (lam (y : Tuple Float Float)
          (ts_add y (ts_scale 0.1 (get$2$2 ([sufrev f] (tuple x y) 1.0))))))))
+(def maxv Float ((x : Tuple Float Float) (y0 : Tuple Float Float))
+  (get$1$2 ([vrev f] (tuple x (nTimes 6 y0 (lam (y : Tuple Float Float)
+              (ts_add y (ts_scale 0.1 (get$2$2 (get$2$2 ([vrev f] (tuple x y) 1.0))))))))
+            1.0)))
 (def slope Float ((x : Tuple Float Float) (y0 : Tuple Float Float))
   (sumbuild 3 (lam (i : Integer)
     (let (d (to_float i))
@@ -138,6 +152,8 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
 (gdef fwd [maxf (Tuple (Tuple Float Float) (Tuple Float Float))])
 (gdef rev [maxs (Tuple (Tuple Float Float) (Tuple Float Float))])
 (gdef fwd [maxs (Tuple (Tuple Float Float) (Tuple Float Float))])
+(gdef rev [maxv (Tuple (Tuple Float Float) (Tuple Float Float))])
+(gdef fwd [maxv (Tuple (Tuple Float Float) (Tuple Float Float))])
 (gdef rev [slope (Tuple (Tuple Float Float) (Tuple Float Float))])
 (gdef fwd [slope (Tuple (Tuple Float Float) (Tuple Float Float))])
 (def err Float ((a : Float) (b : Float)) (div (abs (sub a b)) (add 1e-12 (abs b))))
@@ -152,7 +168,8 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
         (fdx (div (sub (maxs pp) (maxs pm)) (mul 2.0 h))))
     (print (err ([fwd maxf] p u) fdm) " " (err (ts_dot ([rev maxf] p 1.0) u) fdm) " "
            (err ([fwd slope] p u) fds) " " (err (ts_dot ([rev slope] p 1.0) u) fds) " "
-           (err ([fwd maxs] p u) fdx) " " (err (ts_dot ([rev maxs] p 1.0) u) fdx) "\n")))
+           (err ([fwd maxs] p u) fdx) " " (err (ts_dot ([rev maxs] p 1.0) u) fdx) " "
+           (err ([fwd maxv] p u) fdm) " " (err (ts_dot ([rev maxv] p 1.0) u) fdm) "\n")))
 `
 	file := filepath.Join(t.TempDir(), "calls.ks")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
@@ -164,7 +181,7 @@ func TestDerivativesOfCallsOfDerivatives(t *testing.T) {
 		}
 		r := runProgramWith(t, run.backend, run.opts, file)
 		fields := strings.Fields(r.stdout)
-		if r.code != 0 || len(fields) != 6 {
+		if r.code != 0 || len(fields) != 8 {
 			t.Fatalf("%s --rev=%q: status %d, printed %q\n%s", run.backend, run.opts.Rev, r.code, r.stdout, r.stderr)
 		}
 		for i, s := range fields {
