@@ -221,38 +221,25 @@ func (d *deriver) nestedVrev(f *ir.Func) bool {
 		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)
 		return true
 	}
-	if deriv == "D" {
-		return true // a declaration: applied through [fwd [vrev g]] and [revacc [vrev g]]
-	}
-	// needs returns [d1 [d2 ... g]] for derivs = d1, d2, ...
-	needs := func(derivs ...string) *ir.Func {
-		h := g
-		for i := len(derivs) - 1; i >= 0 && h != nil; i-- {
-			var err error
-			if h, err = d.need(derivs[i], h, p); err != nil {
-				d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
-				return nil
-			}
-		}
-		return h
-	}
 	switch deriv {
+	case "D":
+		// A declaration: applied through [fwd [vrev g]] and [revacc [vrev g]].
 	case "fwdfull": // the value too, for a caller's forward mode
-		fw := d.need1(f, "fwd", inner, p)
+		fw := d.needChain(f, p, inner, "fwd")
 		if fw == nil {
 			return true
 		}
 		v := paramsOf(f, "xr", "dxr")
 		f.Body = ir.MkTuple(p, ir.CallFunc(p, inner, v[0]), ir.CallFunc(p, fw, v[0], v[1]))
 	case "revacc": // adding into an accumulator, for a caller's reverse mode
-		rv := d.need1(f, "rev", inner, p)
+		rv := d.needChain(f, p, inner, "rev")
 		if rv == nil {
 			return true
 		}
 		v := paramsOf(f, "xr", "dr", "acc")
 		f.Body = ir.MkPrim(p, "$addTo", v[2], ir.CallFunc(p, rv, v[0], v[1]))
 	case "fwd":
-		fw, fwRev := needs("fwd"), needs("fwd", "rev")
+		fw, fwRev := d.needChain(f, p, g, "fwd"), d.needChain(f, p, g, "fwd", "rev")
 		if fw == nil || fwRev == nil {
 			return true
 		}
@@ -260,7 +247,7 @@ func (d *deriver) nestedVrev(f *ir.Func) bool {
 		x, dx := ir.MkGet(p, 1, v[0]), ir.MkGet(p, 1, v[1])
 		f.Body = ir.MkTuple(p, ir.CallFunc(p, fw, x, dx), ir.CallFunc(p, fwRev, v[0], v[1]))
 	case "rev":
-		rv, revRev := needs("rev"), needs("rev", "rev")
+		rv, revRev := d.needChain(f, p, g, "rev"), d.needChain(f, p, g, "rev", "rev")
 		if rv == nil || revRev == nil {
 			return true
 		}
@@ -275,14 +262,17 @@ func (d *deriver) nestedVrev(f *ir.Func) bool {
 	return true
 }
 
-// need1 returns [deriv g], reporting why not against f.
-func (d *deriver) need1(f *ir.Func, deriv string, g *ir.Func, p ir.Pos) *ir.Func {
-	h, err := d.need(deriv, g, p)
-	if err != nil {
-		d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
-		return nil
+// needChain returns [d1 [d2 ... g]] for derivs = d1, d2, ..., or nil
+// once it has reported against f why it cannot.
+func (d *deriver) needChain(f *ir.Func, p ir.Pos, g *ir.Func, derivs ...string) *ir.Func {
+	for i := len(derivs) - 1; i >= 0; i-- {
+		var err error
+		if g, err = d.need(derivs[i], g, p); err != nil {
+			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
+			return nil
+		}
 	}
-	return h
+	return g
 }
 
 // byIdentity reports whether g is [rev h] or [sufrev h] (the same
