@@ -133,6 +133,11 @@ func (d *deriver) generate(f *ir.Func) {
 	defer func() {
 		if r := recover(); r != nil {
 			if fl, ok := r.(*failure); ok {
+				if p := usePos(f); nested(f) && p != fl.pos {
+					// Inside code ksc derived: the user asked for f here.
+					d.errorf(p, "ksc cannot generate %s: %s (at %s)", f.FullName(), fl.msg, fl.pos)
+					return
+				}
 				d.errorf(fl.pos, "%s", fl.msg)
 				return
 			}
@@ -144,6 +149,10 @@ func (d *deriver) generate(f *ir.Func) {
 		return
 	}
 	if nested(f) {
+		if o := f.Base.Name.Outer(); o == "jac" || o == "sparsejac" {
+			d.errorf(usePos(f), "ksc cannot generate %s: derivations of Jacobians are not supported; for second derivatives use [jac [rev g]] (the Hessian) or [fwd [rev g]] (its products)", f.FullName())
+			return
+		}
 		if d.nestedRev(f) {
 			return
 		}

@@ -310,6 +310,9 @@ func (j *jac) prim(e *ir.Call, vars []*ir.Var) ir.Expr {
 		if m == nil {
 			continue
 		}
+		if pr.D == nil && pr.InPlace {
+			j.fail(p, "ksc cannot differentiate reverse-mode code as code (its in-place %s has no derivative); derivatives of [rev g] are made by identities, to second order", pr)
+		}
 		if pr.D == nil {
 			j.fail(p, "ksc has no derivative for %s", pr)
 		}
