@@ -41,7 +41,7 @@ func testPrograms(t *testing.T, opts driver.Options) {
 					checkOutput(t, b+" backend", runProgramWith(t, b, opts, file), name)
 					continue
 				}
-				r, err := tryProgram(b, opts, baseCC("-O1"), t.TempDir(), file)
+				r, err := tryProgram(b, opts, baseCC(o1Flags...), t.TempDir(), file)
 				if err != nil {
 					t.Fatal(err)
 				}

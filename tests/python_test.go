@@ -82,7 +82,7 @@ func buildBindingsModel(ctx context.Context, t *testing.T, dir string) {
 	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := driver.BuildLibrary(ctx, prog, "model", dir, baseCC("-O1", "-Werror"), ""); err != nil {
+	if err := driver.BuildLibrary(ctx, prog, "model", dir, baseCC(append(o1Flags, "-Werror")...), ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -448,7 +448,7 @@ func sameValues(a, b string, rel float64) bool {
 
 // randomCC is the C compiler of the random tests: without the sanitizers,
 // which the other tests run, for speed.
-func randomCC() driver.CC { return baseCC("-O1") }
+func randomCC() driver.CC { return baseCC(o1Flags...) }
 
 // checkOf returns the derivative check of a program's entry function.
 func checkOf(p *ksgen.Program) *check {
