@@ -149,7 +149,7 @@ func (d *deriver) generate(f *ir.Func) {
 		return
 	}
 	if nested(f) {
-		if o := f.Base.Name.Outer(); o == "jac" || o == "sparsejac" {
+		if o := f.Base; o != nil && (o.Name.Outer() == "jac" || o.Name.Outer() == "sparsejac") {
 			d.errorf(usePos(f), "ksc cannot generate %s: derivations of Jacobians are not supported; for second derivatives use [jac [rev g]] (the Hessian) or [fwd [rev g]] (its products)", f.FullName())
 			return
 		}
