@@ -118,26 +118,7 @@ func (d *deriver) nestedRev(f *ir.Func) bool {
 		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev, jac and sparsejac", f.FullName(), inner.Name)
 		return true
 	}
-	switch deriv {
-	case "D":
-		return true // a declaration: applied through [fwd [rev g]] and [revacc [rev g]]
-	case "fwdfull": // the value too, for a caller's forward mode
-		fwdRev, err := d.need("fwd", inner, p)
-		if err != nil {
-			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
-			return true
-		}
-		v := paramsOf(f, "x", "dx")
-		f.Body = ir.MkTuple(p, ir.CallFunc(p, inner, v[0]), ir.CallFunc(p, fwdRev, v[0], v[1]))
-		return true
-	case "revacc": // adding into an accumulator, for a caller's reverse mode
-		revRev, err := d.need("rev", inner, p)
-		if err != nil {
-			d.errorf(p, "ksc cannot generate %s: %v", f.FullName(), err)
-			return true
-		}
-		v := paramsOf(f, "x", "dr", "acc")
-		f.Body = ir.MkPrim(p, "$addTo", v[2], ir.CallFunc(p, revRev, v[0], v[1]))
+	if d.byItsOwn(f, p) {
 		return true
 	}
 	fw, err := d.need("fwd", g, p)
@@ -221,23 +202,10 @@ func (d *deriver) nestedVrev(f *ir.Func) bool {
 		d.errorf(p, "ksc cannot generate %s: of the derivations of %s, ksc makes fwd, rev and jac", f.FullName(), inner.Name)
 		return true
 	}
+	if d.byItsOwn(f, p) {
+		return true
+	}
 	switch deriv {
-	case "D":
-		// A declaration: applied through [fwd [vrev g]] and [revacc [vrev g]].
-	case "fwdfull": // the value too, for a caller's forward mode
-		fw := d.needChain(f, p, inner, "fwd")
-		if fw == nil {
-			return true
-		}
-		v := paramsOf(f, "xr", "dxr")
-		f.Body = ir.MkTuple(p, ir.CallFunc(p, inner, v[0]), ir.CallFunc(p, fw, v[0], v[1]))
-	case "revacc": // adding into an accumulator, for a caller's reverse mode
-		rv := d.needChain(f, p, inner, "rev")
-		if rv == nil {
-			return true
-		}
-		v := paramsOf(f, "xr", "dr", "acc")
-		f.Body = ir.MkPrim(p, "$addTo", v[2], ir.CallFunc(p, rv, v[0], v[1]))
 	case "fwd":
 		fw, fwRev := d.needChain(f, p, g, "fwd"), d.needChain(f, p, g, "fwd", "rev")
 		if fw == nil || fwRev == nil {
@@ -258,6 +226,31 @@ func (d *deriver) nestedVrev(f *ir.Func) bool {
 		ref := ir.Ref(p, rr)
 		f.Body = ir.MkLet(p, rr, ir.CallFunc(p, revRev, v[0], cg),
 			ir.MkTuple(p, ir.MkPrim(p, "ts_add", ir.CallFunc(p, rv, x, cy), ir.MkGet(p, 1, ref)), ir.MkGet(p, 2, ref)))
+	}
+	return true
+}
+
+// byItsOwn makes [D h], [fwdfull h] and [revacc h] for h = [rev g] or
+// [vrev g] from h's own [fwd h] and [rev h], and reports whether f was
+// one of them: [D h] is a declaration, applied through [fwd h] and
+// [revacc h]; [fwdfull h] adds the value, for a caller's forward mode;
+// [revacc h] adds into an accumulator, for a caller's reverse mode.
+func (d *deriver) byItsOwn(f *ir.Func, p ir.Pos) bool {
+	inner := f.Base
+	switch f.Name.Derivs[0] {
+	case "D":
+	case "fwdfull":
+		if fw := d.needChain(f, p, inner, "fwd"); fw != nil {
+			v := paramsOf(f, "x", "dx")
+			f.Body = ir.MkTuple(p, ir.CallFunc(p, inner, v[0]), ir.CallFunc(p, fw, v[0], v[1]))
+		}
+	case "revacc":
+		if rv := d.needChain(f, p, inner, "rev"); rv != nil {
+			v := paramsOf(f, "x", "dr", "acc")
+			f.Body = ir.MkPrim(p, "$addTo", v[2], ir.CallFunc(p, rv, v[0], v[1]))
+		}
+	default:
+		return false
 	}
 	return true
 }
