@@ -64,7 +64,7 @@ func (m *Machine) operation(p *ir.Prim, pos Pos, s, t *types.Type) op {
 		}
 	}
 	switch name := p.Name; name {
-	case "$inline", "$copydown":
+	case "$inline", "$copydown", "$hoist":
 		return pure1(func(x []Value) Value { return x[0] })
 	case "eq":
 		return pure1(func(x []Value) Value { return Equal(x[0], x[1]) })

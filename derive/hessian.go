@@ -63,8 +63,10 @@ func (d *deriver) sparseHessianBody(f, base *ir.Func, p ir.Pos) {
 	// One [fwd [rev g]] per colour along the sum of its columns' unit
 	// tangents.
 	dx := l.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
-	sweeps := l.bind("sweeps", cs.sweeps(ncols, dx, func(u ir.Expr) ir.Expr {
+	// Their primal parts ([rev g] at x) are alike: the optimiser runs
+	// them once ($hoist, optimise.hoistLoops).
+	sweeps := l.bind("sweeps", ir.MkPrim(p, "$hoist", cs.sweeps(ncols, dx, func(u ir.Expr) ir.Expr {
 		return ir.CallFunc(p, fw, ref(x), d.wrtSpread(p, wrt, ref(x), u, d.zeroPart))
-	}))
+	})))
 	f.Body = l.in(cs.byColumns(sweeps))
 }

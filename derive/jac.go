@@ -76,9 +76,11 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 
 	// By columns: [fwd f] at each unit tangent.
 	cl := &lets{ns: d.ns, p: p}
-	cols := cl.bind("cols", vectors(n, func(j *ir.Var) ir.Expr {
+	// The sweeps' primal parts are alike: the optimiser runs them once
+	// ($hoist, optimise.hoistLoops).
+	cols := cl.bind("cols", ir.MkPrim(p, "$hoist", vectors(n, func(j *ir.Var) ir.Expr {
 		return sweep(ref(x), unit(n, j, dx))
-	}))
+	})))
 	byCol := cl.in(matrix(m, n, cols, false))
 	if byColsOnly {
 		f.Body = l.in(byCol)

@@ -112,9 +112,11 @@ func (d *deriver) sparsejacBody(f, base *ir.Func, p ir.Pos) {
 	// colour.
 	cl := &lets{ns: d.ns, p: p}
 	dx := cl.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
-	colSweeps := cl.bind("sweeps", cs.sweeps(n, dx, func(seed ir.Expr) ir.Expr {
+	// Their primal parts are alike: the optimiser runs them once
+	// ($hoist, optimise.hoistLoops).
+	colSweeps := cl.bind("sweeps", ir.MkPrim(p, "$hoist", cs.sweeps(n, dx, func(seed ir.Expr) ir.Expr {
 		return sweep(ref(x), seed)
-	}))
+	})))
 	byCol := cl.in(cs.byColumns(colSweeps))
 	if byColsOnly {
 		f.Body = l.in(byCol)

@@ -41,7 +41,7 @@ func (m *machine) sourcePrim(e *ir.Call, sc *env) Value {
 	pos := e.P.String()
 	lam := func(i int) *ir.Lam { return e.Args[i].(*ir.Lam) }
 	switch e.Prim.Name {
-	case "$inline", "$copydown":
+	case "$inline", "$copydown", "$hoist":
 		return a[0]
 	case "print":
 		for _, x := range a {

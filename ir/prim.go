@@ -298,6 +298,7 @@ var baseTable = []*Prim{
 	{Name: "$check", Arity: 5, Check: checkCheck, Lams: []int{0, 1}, Doc: "derivative check"},
 	{Name: "$inline", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "request to inline the call"},
 	{Name: "$copydown", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "memory-compaction hint; the identity"},
+	{Name: "$hoist", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "request to move what a loop's iterations compute alike out of it (optimise.hoistLoops); the identity"},
 }
 
 // byName indexes the table.

@@ -51,6 +51,7 @@ var Passes = []Pass{
 	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested, Expands: true},
 	{Name: "inline-leaves", Doc: "inline the calls of small functions that call none and run no loop", Run: inlineLeaves, Expands: true},
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
+	{Name: "hoist", Doc: "move what the sweeps of a Jacobian compute alike out of their loop: the primal runs once", Run: hoistLoops, Expands: true},
 	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true, Expands: true},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
 	{Name: "tape-loops", Doc: "a build records what a later loop over the same range computes again (the reverse loop of derived code)", Run: tapeLoops},

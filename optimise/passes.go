@@ -57,9 +57,20 @@ func unzipPass(ctx *Context) error {
 // simplifyPass applies the laws, the user's rules, constant folding and
 // the structural simplifications to a fixpoint.
 func simplifyPass(ctx *Context) error {
-	laws, err := compileLaws(Laws)
+	simplify, err := newSimplify(ctx)
 	if err != nil {
 		return err
+	}
+	forEachBody(ctx.Prog, simplify)
+	return nil
+}
+
+// newSimplify returns the function simplifying one function's body as
+// simplifyPass does (functions of linear maps are left to lm-laws).
+func newSimplify(ctx *Context) (func(f *ir.Func), error) {
+	laws, err := compileLaws(Laws)
+	if err != nil {
+		return nil, err
 	}
 	var value []*law
 	for _, l := range laws {
@@ -68,7 +79,7 @@ func simplifyPass(ctx *Context) error {
 		}
 	}
 	eff := lower.ComputeEffects(ctx.Prog)
-	forEachBody(ctx.Prog, func(f *ir.Func) {
+	return func(f *ir.Func) {
 		if isLMFunc(f) {
 			return
 		}
@@ -88,8 +99,7 @@ func simplifyPass(ctx *Context) error {
 			steps += r.steps + s.Steps - before
 			return e
 		}, &steps)
-	})
-	return nil
+	}, nil
 }
 
 // csePass shares equal let-bound values. cse needs binders apart, which

@@ -50,10 +50,28 @@ var jacCases = []struct {
 	{"positions by columns", `(def f (Vec Float) ((a : Float) (v : Vec Float) (b : Float))
   (build (size v) (lam (i : Integer) (mul (mul a (exp b)) (index i v)))))`,
 		"f", "Tuple Float (Vec Float) Float", "(tuple 2.0 (Vec_init 1.0 2.0 3.0) 0.5)", []int{0, 2}},
+	{"alike", alikeDefs, "f", "Tuple Float Float (Vec (Vec Float))",
+		"(tuple 0.3 0.7 (build 3 (lam (i : Integer) (build 2 (lam (j : Integer) (sub (to_float (add i j)) 1.2))))))", []int{0, 1}},
 	{"positions by rows", `(def f Float ((a : Float) (v : Vec Float) (w : Vec Float))
   (mul a (sumbuild (size v) (lam (i : Integer) (mul (index i w) (sin (index i v)))))))`,
 		"f", "Tuple Float (Vec Float) (Vec Float)", "(tuple 2.0 (Vec_init 1.0 2.0 3.0) (Vec_init 0.5 0.25 2.0))", []int{1}},
 }
+
+// alikeDefs is a function whose Jacobian by columns (of a and b) runs
+// the same primal code in every sweep: a helper, a sum, an inner loop
+// per point, and an if whose value is a tuple (TestJacobian checks its
+// values, TestJacobianSweepsShareThePrimal that the primal runs once).
+const alikeDefs = `(def rot (Vec Float) ((a : Float) (p : Vec Float))
+  (build 2 (lam (r : Integer)
+    (if (eq r 0) (sub (mul (cos a) (index 0 p)) (mul (sin a) (index 1 p)))
+                 (add (mul (sin a) (index 0 p)) (mul (cos a) (index 1 p)))))))
+(def f (Vec (Vec Float)) ((a : Float) (b : Float) (ps : Vec (Vec Float)))
+  (let (w (sumbuild (size ps) (lam (i : Integer) (exp (mul b (index 0 (index i ps)))))))
+    (build (size ps) (lam (i : Integer)
+      (let (q (rot a (index i ps)))
+        (build 2 (lam (j : Integer)
+          (let (t (if (gt (index j q) 0.0) (tuple (tanh (index j q)) 1.0) (tuple (sin (index j q)) b)))
+            (mul (get$1$2 t) (div (get$2$2 t) w))))))))))`
 
 // jacobianRuns are the ways TestJacobian and TestSparseJacobian run a
 // program: each backend, with --rev bog and with --ad cps (which make the
@@ -259,9 +277,10 @@ func parseMatrix(t *testing.T, s string) [][]float64 {
 // TestJacobianSweeps counts the primal work of [jac f] with the counting
 // edef (testdata/cost/counted.c). By rows (m < n), one forward pass
 // records the BOG that every reverse sweep reads: f's calls, once,
-// whatever m is. By columns, each of the n sweeps is a call of [fwd f],
-// which runs f's primal code again (a vector forward mode would run it
-// once): n times [fwd f]'s calls.
+// whatever m is. By columns, each of the n sweeps is a call of [fwd f]:
+// the optimiser moves the primal code the sweeps share out of their loop
+// (TestJacobianSweepsShareThePrimal), but not a call of an edef, which
+// is an effect, so the count is n times [fwd f]'s calls.
 func TestJacobianSweeps(t *testing.T) {
 	cc := countingCC(t)
 	src := `(edef counted Float Float)
@@ -297,4 +316,51 @@ func TestJacobianSweeps(t *testing.T) {
 	if strings.Join(counts, " ") != strings.Join(want, " ") || fwd > 2*5 {
 		t.Errorf("counted calls in rows, [jac rows], cols, [fwd cols], [jac cols]: %v, want %v ([fwd cols] at most 10)\n%s", counts, want, out)
 	}
+}
+
+// TestJacobianSweepsShareThePrimal: the sweeps of a Jacobian by columns
+// are forward sweeps at the same point, so their primal code is alike:
+// the optimiser runs it once, before the loop over the columns
+// (optimise.hoistLoops), through calls, sums, inner loops and ifs. What
+// stays in the loop is tangent code, which calls no transcendental
+// function (their derivatives' factors are primal values too).
+func TestJacobianSweepsShareThePrimal(t *testing.T) {
+	file := jacobianProgram(t, "jac", "f", []int{0, 1}, alikeDefs, "Tuple Float Float (Vec (Vec Float))", "(tuple 0.3 0.7 (build 3 (lam (i : Integer) (build 2 (lam (j : Integer) (to_float j))))))")
+	f := optimisedFunc(t, file, "[jac f 0 1]")
+	// The loop over the columns is the build whose body makes the unit
+	// tangent.
+	var cols *ir.Lam
+	ir.Inspect(f.Body, func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
+			if lam, ok := c.Args[1].(*ir.Lam); ok && cols == nil && mentionsPrim(lam.Body, "deltaVec") && !mentionsCall(lam.Body) {
+				cols = lam
+			}
+		}
+		return true
+	})
+	if cols == nil {
+		t.Fatalf("no loop over the columns without calls in\n%s", ir.FormatFunc(f))
+	}
+	for _, prim := range []string{"exp", "tanh", "sin", "cos"} {
+		if mentionsPrim(cols.Body, prim) {
+			t.Errorf("the loop over the columns calls %s: its primal part was not moved out\n%s", prim, ir.FormatExpr(cols))
+		}
+	}
+}
+
+// mentionsPrim reports whether e calls the primitive name.
+func mentionsPrim(e ir.Expr, name string) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if c, ok := x.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == name {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// mentionsCall reports whether e calls a function (not a primitive).
+func mentionsCall(e ir.Expr) bool {
+	return len(ir.Funcs(e)) > 0
 }

@@ -69,7 +69,7 @@ func storesPointer(e ir.Expr) bool {
 // noAlloc lists the primitives that return non-uniform values without
 // allocating: they select from or update memory that exists already.
 var noAlloc = map[string]bool{
-	"index": true, "$inline": true, "$copydown": true, "$addTo": true, "$addAt": true, "$setAt": true,
+	"index": true, "$inline": true, "$copydown": true, "$hoist": true, "$addTo": true, "$addAt": true, "$setAt": true,
 	"$dup": true, "$elim": true, "$outl": true, "$outr": true, "$unwrap": true, "$inl": true, "$inr": true,
 }
 

@@ -57,6 +57,7 @@ func init() {
 	structural = map[string]func(*fn, *primCall) string{
 		"$inline":         (*fn).primInline,
 		"$copydown":       (*fn).primInline,
+		"$hoist":          (*fn).primInline,
 		"size":            (*fn).primSize,
 		"index":           (*fn).primIndex,
 		"build":           (*fn).primBuild,
