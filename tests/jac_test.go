@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -363,4 +365,41 @@ func mentionsPrim(e ir.Expr, name string) bool {
 // mentionsCall reports whether e calls a function (not a primitive).
 func mentionsCall(e ir.Expr) bool {
 	return len(ir.Funcs(e)) > 0
+}
+
+// TestRandomJacobiansUnoptimised checks [jac f] and [sparsejac f] of
+// random programs, whose column sweeps the optimiser rewrites (the hoist
+// pass), against the same program compiled without the rewriting passes
+// (--no-opt), which shares no rewriting with it.
+func TestRandomJacobiansUnoptimised(t *testing.T) {
+	var names []string
+	add := func(rng *rand.Rand) func(c *check, main *strings.Builder) []string {
+		names = names[:0]
+		return func(c *check, main *strings.Builder) []string {
+			x, _, _ := c.point(rng)
+			fmt.Fprintf(main, "(def ju$%[1]s Integer ()\n  (let (x %[2]s)\n    (print %[3]q ([jac %[1]s] x) \"\\n\" %[4]q ([sparsejac %[1]s] x) \"\\n\")))\n",
+				c.name, x, c.name+" jac ", c.name+" sparse ")
+			names = append(names, c.name)
+			return []string{"ju$" + c.name}
+		}
+	}
+	opt := randomProgramsWith(t, "jac", driver.Options{}, add(rand.New(rand.NewSource(7))))
+	plain := randomProgramsWith(t, "jac", driver.Options{NoOpt: true}, add(rand.New(rand.NewSource(7))))
+	for _, name := range names {
+		want := parseMatrix(t, plain[name+" jac"])
+		got := parseMatrix(t, opt[name+" jac"])
+		if len(got) != len(want) {
+			t.Errorf("%s: %d rows, --no-opt %d", name, len(got), len(want))
+			continue
+		}
+		for i := range want {
+			for j := range want[i] {
+				if j >= len(got[i]) || !(math.Abs(got[i][j]-want[i][j]) <= 1e-9*(1+math.Abs(want[i][j]))) {
+					t.Errorf("%s: J[%d][%d]: %s, --no-opt %s", name, i, j, opt[name+" jac"], plain[name+" jac"])
+					break
+				}
+			}
+		}
+		sameAsDense(t, name+" sparse", opt[name+" sparse"], want)
+	}
 }

@@ -311,6 +311,11 @@ func TestRandomSparseJacobians(t *testing.T) {
 // writes to main, returning the names of those to call; it runs them in
 // C and returns their printed lines, keyed by their first two words.
 func randomPrograms(t *testing.T, what string, add func(c *check, main *strings.Builder) []string) map[string]string {
+	return randomProgramsWith(t, what, driver.Options{}, add)
+}
+
+// randomProgramsWith is randomPrograms compiling with opts.
+func randomProgramsWith(t *testing.T, what string, opts driver.Options, add func(c *check, main *strings.Builder) []string) map[string]string {
 	t.Helper()
 	needCC(t)
 	if !wantBackend("c") {
@@ -335,7 +340,7 @@ func randomPrograms(t *testing.T, what string, add func(c *check, main *strings.
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runProgramWith(t, "c", driver.Options{}, file)
+	r := runProgramWith(t, "c", opts, file)
 	if r.code != 0 {
 		t.Fatalf("status %d\n%s", r.code, r.stderr)
 	}
