@@ -301,7 +301,7 @@ func (h *hoister) extract(pre []ir.Expr, e ir.Expr, V map[string]bool) ([]ir.Exp
 // not, out, and those that do, kept.
 func (h *hoister) mixed(l *ir.Let, V map[string]bool) (out, kept []ir.Expr) {
 	switch {
-	case isIf(l.Rhs) && l.Rhs.Type().Kind == types.Tuple:
+	case isIf(l.Rhs):
 		return h.mixedIf(l, V)
 	case isLoop(l.Rhs):
 		return h.mixedLoop(l, V)
@@ -389,6 +389,9 @@ func (h *hoister) mixedIf(l *ir.Let, V map[string]bool) (out, kept []ir.Expr) {
 	e := l.Rhs.(*ir.If)
 	if ir.Mentions(e.Cond, V) {
 		return nil, []ir.Expr{l}
+	}
+	if e.T.Kind != types.Tuple {
+		return h.branches(l, V)
 	}
 	if _, ok := fieldOf(e.Then, 0); !ok {
 		return h.branches(l, V)

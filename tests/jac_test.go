@@ -54,6 +54,10 @@ var jacCases = []struct {
 		"f", "Tuple Float (Vec Float) Float", "(tuple 2.0 (Vec_init 1.0 2.0 3.0) 0.5)", []int{0, 2}},
 	{"alike", alikeDefs, "f", "Tuple Float Float (Vec (Vec Float))",
 		"(tuple 0.3 0.7 (build 3 (lam (i : Integer) (build 2 (lam (j : Integer) (sub (to_float (add i j)) 1.2))))))", []int{0, 1}},
+	{"recursive callee by columns", `(def g Float ((x : Float) (n : Integer)) (if (eq n 0) x (g (mul x (sin x)) (sub n 1))))
+(def f (Vec Float) ((a : Float) (b : Float))
+  (let (y (g (mul a b) 3)) (build 3 (lam (i : Integer) (mul (add y b) (to_float (add i 1)))))))`,
+		"f", "Tuple Float Float", "(tuple 0.7 1.3)", nil},
 	{"positions by rows", `(def f Float ((a : Float) (v : Vec Float) (w : Vec Float))
   (mul a (sumbuild (size v) (lam (i : Integer) (mul (index i w) (sin (index i v)))))))`,
 		"f", "Tuple Float (Vec Float) (Vec Float)", "(tuple 2.0 (Vec_init 1.0 2.0 3.0) (Vec_init 0.5 0.25 2.0))", []int{1}},

@@ -1,0 +1,64 @@
+package optimise
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/typecheck"
+)
+
+// TestHoist checks what the hoister moves out of a loop over k (the
+// sweeps of a Jacobian): the exp each case computes alike for every k
+// moves in front of the loop, unless the case says it cannot, and the
+// value is the same.
+func TestHoist(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		moved      bool
+	}{
+		{"a let", "(let (x (exp a)) (mul x (to_float k)))", true},
+		{"part of an expression", "(mul (exp a) (to_float k))", true},
+		{"an inner loop's alike part", "(sumbuild n (lam (i : Integer) (mul (exp (index i v)) (to_float k))))", true},
+		{"a branch's alike part", "(if (gt a 0.0) (mul (exp a) (to_float k)) (to_float k))", true},
+		{"a field of a sum of pairs",
+			"(let ((p q) (sumbuild n (lam (i : Integer) (tuple (exp (index i v)) (mul (to_float k) (index i v)))))) (add p q))", true},
+		{"a field of a vector of pairs",
+			"(let (t (build n (lam (i : Integer) (tuple (exp (index i v)) (to_float (add k i)))))) " +
+				"(sum (build n (lam (j : Integer) (mul (get$1$2 (index j t)) (get$2$2 (index j t)))))))", true},
+		{"a vector of pairs used whole",
+			"(let (t (build n (lam (i : Integer) (tuple (exp (index i v)) (to_float (add k i)))))) " +
+				"(let (u (index 1 t)) (mul (get$1$2 u) (get$2$2 u))))", true},
+		{"a field of an if",
+			"(let (e (if (gt a b) (tuple (exp a) (to_float k)) (tuple b (mul a (to_float k))))) (add (get$1$2 e) (get$2$2 e)))", true},
+		{"a branch on k", "(if (gt (to_float k) 1.0) (exp a) 0.0)", false},
+		{"an inner loop over a range that depends on k", "(sumbuild (add k 1) (lam (i : Integer) (exp (index i v))))", false},
+	} {
+		in := "(sum (build n (lam (k : Integer) " + tc.body + ")))"
+		e, err := typecheck.CheckExpr("test", in, tapeVars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := evalExpr(t, e)
+		h := &hoister{ns: &ir.Names{}, eff: lower.Effects{}}
+		out := ir.Map(e, func(x ir.Expr) ir.Expr {
+			if c, ok := x.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
+				if lam, ok := c.Args[1].(*ir.Lam); ok && lam.Param.Name == "k" {
+					return h.loop(c)
+				}
+			}
+			return x
+		})
+		text := ir.FormatExpr(out)
+		if got := evalExpr(t, out); got != want {
+			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
+		}
+		// The loop over k is the tail of the chain in front of it.
+		_, loop := ir.ChainItems(out.(*ir.Call).Args[0])
+		inside := strings.Contains(ir.FormatExpr(loop), "(exp ")
+		if inside == tc.moved {
+			t.Errorf("%s: exp moved out %v, want %v: %s", tc.name, !inside, tc.moved, text)
+		}
+	}
+}
