@@ -43,9 +43,15 @@ func hoistLoops(ctx *Context) error {
 			p := loop.P
 			inlined := &ir.Call{P: loop.P, T: loop.T, Prim: loop.Prim,
 				Args: []ir.Expr{n, ir.MkLam(lam.P, lam.Param, inlineAll(lam.Body, eff, rec))}}
-			// The loop as it was when it runs no iteration.
+			// When the loop runs no iteration, its body is never
+			// evaluated: any value of its type will do.
+			none := ir.Expr(loop)
+			if plain(lam.Body.Type()) {
+				none = &ir.Call{P: p, T: loop.T, Prim: loop.Prim,
+					Args: []ir.Expr{n, ir.MkLam(lam.P, lam.Param, &ir.Dummy{P: p, T: lam.Body.Type()})}}
+			}
 			return ir.MkIf(p, ir.MkPrim(p, "gt", ir.Copy(n, ir.Pos{}), ir.Int(p, 0)),
-				ir.MkPrim(p, "$hoist", inlined), loop)
+				ir.MkPrim(p, "$hoist", inlined), none)
 		})
 		if found {
 			marked = append(marked, f)
