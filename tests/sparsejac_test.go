@@ -311,19 +311,19 @@ func TestRandomSparseJacobians(t *testing.T) {
 // writes to main, returning the names of those to call; it runs them in
 // C and returns their printed lines, keyed by their first two words.
 func randomPrograms(t *testing.T, what string, add func(c *check, main *strings.Builder) []string) map[string]string {
-	return randomProgramsWith(t, what, driver.Options{}, add)
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	return randomProgramsWith(t, what, n, driver.Options{}, add)
 }
 
-// randomProgramsWith is randomPrograms compiling with opts.
-func randomProgramsWith(t *testing.T, what string, opts driver.Options, add func(c *check, main *strings.Builder) []string) map[string]string {
+// randomProgramsWith is randomPrograms of n programs compiled with opts.
+func randomProgramsWith(t *testing.T, what string, n int, opts driver.Options, add func(c *check, main *strings.Builder) []string) map[string]string {
 	t.Helper()
 	needCC(t)
 	if !wantBackend("c") {
 		t.Skip("C only")
-	}
-	n := 60
-	if testing.Short() {
-		n = 20
 	}
 	var defs, mains strings.Builder
 	var calls []string
