@@ -170,12 +170,13 @@ func recursive(prog *ir.Program) map[*ir.Func]bool {
 type hoister struct {
 	ns  *ir.Names
 	eff lower.Effects
-	// parts maps a variable taken apart into one variable per field
-	// (taken), to the fields' variables: of a tuple, or of a tensor of
-	// tuples (then each field's variable is the tensor of that field).
+	// parts maps a variable that was taken apart, one variable per field,
+	// to those variables (rewrite replaces its uses).
 	parts map[string]parts
 }
 
+// parts are the variables of the fields of a tuple, or, if tensor, of a
+// tensor of tuples (each then the tensor of its field).
 type parts struct {
 	vars   []*ir.Var
 	tensor bool
@@ -233,8 +234,8 @@ func (h *hoister) chain(e ir.Expr, V map[string]bool) (pre []ir.Expr, rest ir.Ex
 	for len(items) > 0 {
 		it := items[0]
 		items = items[1:]
-		if parts := h.elemParts(it); parts != nil {
-			items = append(parts, items...)
+		if split := h.elemParts(it); split != nil {
+			items = append(split, items...)
 			continue
 		}
 		switch it := h.rewriteItem(it).(type) {
