@@ -29,7 +29,7 @@ import (
 func hoistLoops(ctx *Context) error {
 	prog := ctx.Prog
 	eff := lower.ComputeEffects(prog)
-	rec := recursive(prog)
+	rec := ir.Recursive(prog.Funcs)
 	var marked []*ir.Func
 	forEachBody(prog, func(f *ir.Func) {
 		found := false
@@ -134,35 +134,6 @@ func size(e ir.Expr) int {
 	n := 0
 	ir.Inspect(e, func(ir.Expr) bool { n++; return true })
 	return n
-}
-
-// recursive returns the functions that can call themselves, directly or
-// through others.
-func recursive(prog *ir.Program) map[*ir.Func]bool {
-	callees := map[*ir.Func][]*ir.Func{}
-	for _, f := range prog.Funcs {
-		if f.Body != nil {
-			callees[f] = ir.Funcs(f.Body)
-		}
-	}
-	rec := map[*ir.Func]bool{}
-	for _, f := range prog.Funcs {
-		seen := map[*ir.Func]bool{}
-		stack := append([]*ir.Func{}, callees[f]...)
-		for len(stack) > 0 {
-			g := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if g == f {
-				rec[f] = true
-				break
-			}
-			if !seen[g] {
-				seen[g] = true
-				stack = append(stack, callees[g]...)
-			}
-		}
-	}
-	return rec
 }
 
 // A hoister moves the code a loop's iterations compute alike out of the
