@@ -331,25 +331,28 @@ func TestJacobianSweeps(t *testing.T) {
 // stays in the loop is tangent code, which calls no transcendental
 // function (their derivatives' factors are primal values too).
 func TestJacobianSweepsShareThePrimal(t *testing.T) {
-	file := jacobianProgram(t, "jac", "f", []int{0, 1}, alikeDefs, "Tuple Float Float (Vec (Vec Float))", "(tuple 0.3 0.7 (build 3 (lam (i : Integer) (build 2 (lam (j : Integer) (to_float j))))))")
-	f := optimisedFunc(t, file, "[jac f 0 1]")
-	// The loop over the columns is the build whose body makes the unit
-	// tangent.
-	var cols *ir.Lam
-	ir.Inspect(f.Body, func(e ir.Expr) bool {
-		if c, ok := e.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
-			if lam, ok := c.Args[1].(*ir.Lam); ok && cols == nil && mentionsPrim(lam.Body, "deltaVec") && !mentionsCall(lam.Body) {
-				cols = lam
+	for _, deriv := range []string{"jac", "sparsejac"} {
+		file := jacobianProgram(t, deriv, "f", []int{0, 1}, alikeDefs, "Tuple Float Float (Vec (Vec Float))", "(tuple 0.3 0.7 (build 3 (lam (i : Integer) (build 2 (lam (j : Integer) (to_float j))))))")
+		f := optimisedFunc(t, file, "["+deriv+" f 0 1]")
+		// The loop over the columns (or colours) is the build whose body
+		// makes the tangent it sweeps along ($unflatten) and calls no
+		// function (the loop for no column calls the sweep function).
+		var cols *ir.Lam
+		ir.Inspect(f.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
+				if lam, ok := c.Args[1].(*ir.Lam); ok && cols == nil && mentionsPrim(lam.Body, "$unflatten") && !mentionsCall(lam.Body) {
+					cols = lam
+				}
 			}
+			return true
+		})
+		if cols == nil {
+			t.Fatalf("%s: no loop over the columns without calls in\n%s", deriv, ir.FormatFunc(f))
 		}
-		return true
-	})
-	if cols == nil {
-		t.Fatalf("no loop over the columns without calls in\n%s", ir.FormatFunc(f))
-	}
-	for _, prim := range []string{"exp", "tanh", "sin", "cos"} {
-		if mentionsPrim(cols.Body, prim) {
-			t.Errorf("the loop over the columns calls %s: its primal part was not moved out\n%s", prim, ir.FormatExpr(cols))
+		for _, prim := range []string{"exp", "tanh", "sin", "cos"} {
+			if mentionsPrim(cols.Body, prim) {
+				t.Errorf("%s: the loop over the columns calls %s: its primal part was not moved out\n%s", deriv, prim, ir.FormatExpr(cols))
+			}
 		}
 	}
 }
