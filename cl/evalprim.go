@@ -63,9 +63,10 @@ func (m *Machine) operation(p *ir.Prim, pos Pos, s, t *types.Type) op {
 			return v, nil
 		}
 	}
-	switch name := p.Name; name {
-	case "$inline", "$copydown", "$hoist":
+	if p.Identity {
 		return pure1(func(x []Value) Value { return x[0] })
+	}
+	switch name := p.Name; name {
 	case "eq":
 		return pure1(func(x []Value) Value { return Equal(x[0], x[1]) })
 	case "ne":

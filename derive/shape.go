@@ -114,7 +114,8 @@ func (s *shaper) of(e ir.Expr) ir.Expr {
 			// The element is not uniform: the tensor's shape is a tensor
 			// of its elements' shapes.
 			return ir.MkPrim(x.P, "index", x.Args[0], s.of(x.Args[1]))
-		case "$inline", "$copydown", "$hoist":
+		}
+		if x.Prim.Identity {
 			return s.of(x.Args[0])
 		}
 	}

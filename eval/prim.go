@@ -40,9 +40,10 @@ func (m *machine) sourcePrim(e *ir.Call, sc *env) Value {
 	a := m.parts(e, sc)
 	pos := e.P.String()
 	lam := func(i int) *ir.Lam { return e.Args[i].(*ir.Lam) }
-	switch e.Prim.Name {
-	case "$inline", "$copydown", "$hoist":
+	if e.Prim.Identity {
 		return a[0]
+	}
+	switch e.Prim.Name {
 	case "print":
 		for _, x := range a {
 			m.print(x)

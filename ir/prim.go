@@ -49,6 +49,11 @@ type Prim struct {
 	// optimiser folds calls of constants with it where Exact. An error is
 	// the primitive's runtime error (integer division by zero).
 	Eval func(x []any) (any, error)
+	// Identity says the primitive's value is its argument: a hint to the
+	// compiler ($inline, $copydown, $hoist), which the backends and the
+	// evaluators compile or evaluate as the argument itself.
+	Identity bool
+
 	// Exact says IEEE arithmetic defines the result exactly, so it has the
 	// same bits in every backend and the optimiser may compute it at
 	// compile time (not exp, log and friends, whose last bit depends on
@@ -296,9 +301,9 @@ var baseTable = []*Prim{
 	{Name: "print", Arity: -1, Check: checkPrint, Doc: "print each argument; returns the number of arguments - 1"},
 	{Name: "$trace", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkTrace, Doc: "print Trace[value] and return the value"},
 	{Name: "$check", Arity: 5, Check: checkCheck, Lams: []int{0, 1}, Doc: "derivative check"},
-	{Name: "$inline", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "request to inline the call"},
-	{Name: "$copydown", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "memory-compaction hint; the identity"},
-	{Name: "$hoist", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Doc: "request to move what a loop's iterations compute alike out of it (optimise.hoistLoops); the identity"},
+	{Name: "$inline", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Identity: true, Doc: "request to inline the call"},
+	{Name: "$copydown", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Identity: true, Doc: "memory-compaction hint; the identity"},
+	{Name: "$hoist", D: []string{"(lmOne x0)"}, Arity: 1, Check: checkIdentity, Identity: true, Doc: "request to move what a loop's iterations compute alike out of it (optimise.hoistLoops); the identity"},
 }
 
 // byName indexes the table.

@@ -31,11 +31,11 @@ const structureSrc = `
 
 // allocates reports whether a call makes a new tensor.
 func allocates(c *ir.Call) bool {
-	if c.Prim == nil || !c.T.Contains(types.Tensor) {
+	if c.Prim == nil || !c.T.Contains(types.Tensor) || c.Prim.Identity {
 		return false
 	}
 	switch c.Prim.Name {
-	case "index", "size", "$addTo", "$addAt", "$inline", "$copydown", "$ifold", "$ifoldr", "fold":
+	case "index", "size", "$addTo", "$addAt", "$ifold", "$ifoldr", "fold":
 		return false
 	}
 	return true

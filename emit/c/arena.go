@@ -67,9 +67,10 @@ func storesPointer(e ir.Expr) bool {
 }
 
 // noAlloc lists the primitives that return non-uniform values without
-// allocating: they select from or update memory that exists already.
+// allocating: they select from or update memory that exists already
+// (and so does an identity, ir.Prim.Identity).
 var noAlloc = map[string]bool{
-	"index": true, "$inline": true, "$copydown": true, "$hoist": true, "$addTo": true, "$addAt": true, "$setAt": true,
+	"index": true, "$addTo": true, "$addAt": true, "$setAt": true,
 	"$dup": true, "$elim": true, "$outl": true, "$outr": true, "$unwrap": true, "$inl": true, "$inr": true,
 }
 
@@ -83,7 +84,7 @@ func (e *emitter) mayAllocate(x ir.Expr) bool {
 		case !ok:
 		case c.Fn != nil:
 			found = e.funcAllocates(c.Fn)
-		case c.Prim != nil && !c.T.IsUniform() && !noAlloc[c.Prim.Name]:
+		case c.Prim != nil && !c.T.IsUniform() && !noAlloc[c.Prim.Name] && !c.Prim.Identity:
 			found = true
 		}
 		return !found

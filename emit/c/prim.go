@@ -27,6 +27,9 @@ func (f *fn) prim(e *ir.Call, sc *env) string {
 		return r
 	}
 	c := &primCall{e: e, parts: f.parts(e, sc), sc: sc, ps: pos(e.P)}
+	if p.Identity {
+		return c.parts[0]
+	}
 	if code := structural[p.Name]; code != nil {
 		return code(f, c)
 	}
@@ -55,9 +58,6 @@ var structural map[string]func(*fn, *primCall) string
 
 func init() {
 	structural = map[string]func(*fn, *primCall) string{
-		"$inline":         (*fn).primInline,
-		"$copydown":       (*fn).primInline,
-		"$hoist":          (*fn).primInline,
 		"size":            (*fn).primSize,
 		"index":           (*fn).primIndex,
 		"build":           (*fn).primBuild,
@@ -112,11 +112,6 @@ func init() {
 		"$foldtape":       (*fn).primFoldtape,
 		"$foldrec":        (*fn).primFoldtape,
 	}
-}
-
-// primInline compiles $inline and $copydown.
-func (f *fn) primInline(c *primCall) string {
-	return c.parts[0]
 }
 
 // primSize compiles size.

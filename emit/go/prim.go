@@ -265,6 +265,9 @@ func (g *fn) prim(e *ir.Call, sc *env) val {
 		panic(&syntax.Error{Pos: e.P, Msg: fmt.Sprintf("internal: the linear-map operation %s reached the Go backend in %s", p.Name, g.f.FullName())})
 	}
 	c := &primCall{e: e, parts: g.parts(e, sc), sc: sc}
+	if p.Identity {
+		return c.parts[0]
+	}
 	if code := structural[p.Name]; code != nil {
 		return code(g, c)
 	}
@@ -291,9 +294,6 @@ var structural map[string]func(*fn, *primCall) val
 
 func init() {
 	structural = map[string]func(*fn, *primCall) val{
-		"$inline":         (*fn).primInline,
-		"$copydown":       (*fn).primInline,
-		"$hoist":          (*fn).primInline,
 		"size":            (*fn).primSize,
 		"index":           (*fn).primIndex,
 		"build":           (*fn).primBuild,
@@ -348,11 +348,6 @@ func init() {
 		"$pairsCSR":       (*fn).primPairsCSR,
 		"$colourColumns":  (*fn).primColourColumns,
 	}
-}
-
-// primInline compiles $inline and $copydown.
-func (g *fn) primInline(c *primCall) val {
-	return c.parts[0]
 }
 
 // primSize compiles size.
