@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -161,4 +163,60 @@ func cOf(t *testing.T, src, name string) string {
 		t.Fatalf("no definition of %s in:\n%s", name, out.C)
 	}
 	return m
+}
+
+// TestShortSums checks sums of Floats of constant length: up to 8 terms
+// the C backend emits them as straight-line code, with no loop (emit/c's
+// straightSum), and every backend adds their terms in the one summation
+// order (language.md): term k into partial sum k mod 4, from -0.0, then
+// (s0 + s1) + (s2 + s3). The terms are chosen so that adding them from
+// left to right, or the partial sums from left to right, gives other
+// values; the printed values are those sums minus 1e16 (print shows 6
+// digits).
+func TestShortSums(t *testing.T) {
+	const longest = 8 // the longest sum emitted without a loop
+	for n := 1; n <= longest+1; n++ {
+		src := fmt.Sprintf(`(def f Float (v : Vec Float) (sumbuild %d (lam (k : Integer) (mul 2.0 (index k v)))))`, n)
+		body := cOf(t, src, "ksu_f")
+		want := 0
+		if n > longest {
+			want = 1
+		}
+		if loops := countLoops(withoutFallbacks(body)); loops != want {
+			t.Errorf("a sum of %d terms: %d loops in its C, want %d:\n%s", n, loops, want, body)
+		}
+	}
+	terms := []float64{1, 1, 1e16, 1, -1e16, 1, 1e16, 1, 1}
+	negZero := math.Copysign(0, -1)
+	var src, want strings.Builder
+	src.WriteString("(def show Integer (v : Vec Float)\n  (let (")
+	differ := 0
+	for n := 1; n <= len(terms); n++ {
+		fmt.Fprintf(&src, "(s%d (print (sub (sumbuild %d (lam (k : Integer) (index k v))) 1e16) \"\\n\"))\n    ", n, n)
+		lanes := [4]float64{negZero, negZero, negZero, negZero}
+		leftToRight := terms[0]
+		for k, x := range terms[:n] {
+			lanes[k%4] += x
+			if k > 0 {
+				leftToRight += x
+			}
+		}
+		sum := (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+		if sum != leftToRight && sum != ((lanes[0]+lanes[1])+lanes[2])+lanes[3] {
+			differ++
+		}
+		fmt.Fprintf(&want, "%.6g\n", sum-1e16)
+	}
+	if differ < 4 {
+		t.Fatalf("the terms tell the summation order from the others at %d lengths only", differ)
+	}
+	src.WriteString(") 0))\n(def main Integer ()\n  (show (build 9 (lam (j : Integer)")
+	for j, x := range terms[:len(terms)-1] {
+		fmt.Fprintf(&src, " (if (eq j %d) %#g", j, x)
+	}
+	fmt.Fprintf(&src, " %#g%s))))\n", terms[len(terms)-1], strings.Repeat(")", len(terms)-1))
+	file := writeAndRun(t, "sums.ks", src.String(), want.String())
+	if r, err := evalProgram(file); err != nil || r.stdout != want.String() {
+		t.Errorf("the evaluator printed %q (%v), want %q", r.stdout, err, want.String())
+	}
 }

@@ -197,7 +197,7 @@ func (f *fn) primSumbuild(c *primCall) string {
 	lam := c.e.Args[1].(*ir.Lam)
 	sizes := f.sizes(f.atom(c.parts[0], c.at(0)), c.at(0))
 	f.line("if (%s) ks_fail(ctx, %s, \"sumbuild over an empty range\");", emptyTest(sizes), c.ps)
-	if (c.e.T.Kind == types.Float || c.e.T.Kind == types.Integer) && f.parallel(c.e.T, lam, len(sizes)) {
+	if (c.e.T.Kind == types.Float || c.e.T.Kind == types.Integer) && !straightSum(c.e) && f.parallel(c.e.T, lam, len(sizes)) {
 		// The addends are computed in parallel, then added in order.
 		terms, _ := f.newTensor(types.TensorOf(1, c.e.T), sizes, c.ps)
 		f.parLoop(sizes[0], func(i string) {
@@ -968,6 +968,9 @@ func (f *fn) release(stmt string) {
 // done only with unroll, for sums whose elements run no loop (the sums
 // gcc can vectorise): nested sums would double their code at each level.
 func (f *fn) sumFloats(g *guard, sizes []string, release string, unroll bool, elem func(idx, flat string) string) string {
+	if n, err := strconv.Atoi(sizes[0]); err == nil && len(sizes) == 1 && unroll && n >= 1 && n <= maxStraightSum {
+		return f.straightSum(g, n, release, elem)
+	}
 	acc := f.fresh("acc")
 	f.line("double %s[4] = {-0.0, -0.0, -0.0, -0.0};", acc)
 	if len(sizes) != 1 || !unroll {
@@ -1011,4 +1014,70 @@ func (f *fn) sumFloats(g *guard, sizes []string, release string, unroll bool, el
 		f.depth--
 	})
 	return fmt.Sprintf("((%s[0] + %s[1]) + (%s[2] + %s[3]))", acc, acc, acc, acc)
+}
+
+// maxStraightSum is the length up to which a sum of Floats of constant
+// length whose elements run no loop is emitted as straight-line code
+// (straightSum).
+const maxStraightSum = 8
+
+// straightSum emits a sum of Floats over 0 .. n-1 (n a constant, 1 <= n
+// <= maxStraightSum) as straight-line code, in the order of sumFloats:
+// element k goes to lane k mod 4, a lane holds -0.0 + its first element
+// (which is that element) plus the others in order, and the lanes are
+// combined as (s0 + s1) + (s2 + s3), lanes that hold nothing (-0.0, which
+// adds nothing) left out. The lanes are scalars, which gcc keeps in
+// registers; a loop over 4 lanes kept them in an array on the stack.
+func (f *fn) straightSum(g *guard, n int, release string, elem func(idx, flat string) string) string {
+	lanes := make([]string, min(n, 4))
+	for l := range lanes {
+		lanes[l] = f.fresh("acc")
+		f.line("double %s;", lanes[l])
+	}
+	size := strconv.Itoa(n)
+	f.versioned(g, func() {
+		f.depth++
+		for k := range n {
+			f.line("{")
+			f.indent++
+			i := f.fresh("i")
+			f.line("const int64_t %s = %d;", i, k)
+			f.loopIndex(i, size)
+			op := "="
+			if k >= 4 {
+				op = "+="
+			}
+			f.line("%s %s %s;", lanes[k%4], op, elem(i, i))
+			f.release(release)
+			f.indent--
+			f.line("}")
+		}
+		f.depth--
+	})
+	switch len(lanes) {
+	case 1:
+		return lanes[0]
+	case 2:
+		return fmt.Sprintf("(%s + %s)", lanes[0], lanes[1])
+	case 3:
+		return fmt.Sprintf("((%s + %s) + %s)", lanes[0], lanes[1], lanes[2])
+	}
+	return fmt.Sprintf("((%s + %s) + (%s + %s))", lanes[0], lanes[1], lanes[2], lanes[3])
+}
+
+// straightSum reports whether e is a sum that straightSum emits as
+// straight-line code: a sumbuild of Floats over a constant range of 1 to
+// maxStraightSum, whose elements run no loop. It runs no loop either.
+func straightSum(e ir.Expr) bool {
+	c, ok := e.(*ir.Call)
+	if !ok || c.Prim == nil || c.Prim.Name != "sumbuild" || c.T.Kind != types.Float {
+		return false
+	}
+	n, ok := c.Args[0].(*ir.Const)
+	if !ok || n.T.Kind != types.Integer {
+		return false
+	}
+	lam, ok := c.Args[1].(*ir.Lam)
+	v, _ := n.Val.(int64)
+	return ok && v >= 1 && v <= maxStraightSum && !hasLoop(lam.Body)
 }

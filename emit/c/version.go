@@ -568,10 +568,14 @@ func union(a, b map[*ir.Call]bool) map[*ir.Call]bool {
 }
 
 // hasLoop reports whether e runs a loop: it has a lambda (the argument of
-// build, sumbuild, a fold, ...).
+// build, sumbuild, a fold, ...) other than that of a sum emitted as
+// straight-line code (straightSum).
 func hasLoop(e ir.Expr) bool {
 	found := false
 	ir.Inspect(e, func(x ir.Expr) bool {
+		if straightSum(x) {
+			return false
+		}
 		if _, ok := x.(*ir.Lam); ok {
 			found = true
 		}
