@@ -12,6 +12,11 @@ const LeafSize = 40
 // would split the call of another function: a record per call costs more
 // than running it again, and, inlined, cse computes what the two share once.
 func IsLeaf(f *ir.Func, eff Effects) bool {
+	return IsLeafWithin(f, eff, LeafSize)
+}
+
+// IsLeafWithin is IsLeaf with a bound of size nodes on the body.
+func IsLeafWithin(f *ir.Func, eff Effects, size int) bool {
 	if f.Body == nil || f.Prim != nil || len(f.Params) == 0 || HasEffect(f.Body, eff) {
 		return false
 	}
@@ -26,7 +31,7 @@ func IsLeaf(f *ir.Func, eff Effects) bool {
 				ok = false
 			}
 		}
-		return ok && n <= LeafSize
+		return ok && n <= size
 	})
-	return ok && n <= LeafSize
+	return ok && n <= size
 }

@@ -141,10 +141,24 @@ func inlineRequested(ctx *Context) error {
 // [revacc sigmoid] at the same point, which computes the value again);
 // inlined, cse computes what they share once, and split reverse mode
 // records no BOG of its own for each call.
+//
+// A function is judged by its simplified body: [revacc g] of a leaf g,
+// as eliminate-lm leaves it, is a chain of lets a few nodes over the bound
+// that simplifies to half of it. A function that could be a leaf but for
+// its size, up to a few times the bound, is simplified first (the
+// simplify pass would do it next).
 func inlineLeaves(ctx *Context) error {
 	eff := lower.ComputeEffects(ctx.Prog)
+	simplify, err := newSimplify(ctx)
+	if err != nil {
+		return err
+	}
+	ns := ctx.Prog.Names()
 	leaf := map[*ir.Func]bool{}
 	for _, f := range ctx.Prog.Funcs {
+		if !lower.IsLeaf(f, eff) && lower.IsLeafWithin(f, eff, 4*lower.LeafSize) {
+			simplify(f)
+		}
 		leaf[f] = lower.IsLeaf(f, eff)
 	}
 	forEachBody(ctx.Prog, func(f *ir.Func) {
@@ -153,8 +167,13 @@ func inlineLeaves(ctx *Context) error {
 			if !ok || c.Fn == nil || !leaf[c.Fn] || c.Fn == f {
 				return e
 			}
-			g := c.Fn
-			return lower.BindParams(g, c.Args, ir.Copy(g.Body, ir.Pos{}), c.P)
+			// In A-normal form, each operation of the leaf is a let of its
+			// own, which tape-loops can pair with the same operation of
+			// [revacc g] inlined in a later loop.
+			body, params := lower.ANF(c.Fn.Body, c.Fn.Params, ns)
+			g := *c.Fn
+			g.Params = params
+			return lower.BindParams(&g, c.Args, body, c.P)
 		})
 	})
 	return nil

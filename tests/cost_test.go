@@ -231,6 +231,58 @@ func TestReverseLoopRecords(t *testing.T) {
 	}
 }
 
+// TestLeavesRunOnce: a call of a leaf (lower.IsLeaf: a sigmoid, inlined
+// by the optimiser) differentiated in a loop runs its primal operations
+// once per gradient. Reverse mode calls [revacc sigmoid], which computes
+// the sigmoid again; it is a leaf too once simplified, so it is inlined,
+// in A-normal form, as the sigmoid is, and the loop that computes the
+// value records what the reverse loop would compute again (tape-loops).
+// Before, [revacc sigmoid] (44 nodes unsimplified, over the bound) was
+// called from the reverse loop: LSTM's reverse loop ran 3 exps per
+// element, and split reverse mode's record loop ran the 3 again. Counted
+// in the optimised program: the places of exp and tanh, and the calls of
+// [revacc sigmoid].
+func TestLeavesRunOnce(t *testing.T) {
+	sig := filepath.Join(t.TempDir(), "sig.ks")
+	src := `(def sigmoid Float (x : Float) (div 1.0 (add 1.0 (exp (neg x)))))
+(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (mul (sigmoid (index i v)) (index i v)))))
+(gdef rev [f (Vec Float)])
+(gdef sufrev [f (Vec Float)])
+`
+	if err := os.WriteFile(sig, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lstm := filepath.Join("..", "bench", "lstm.ks")
+	for _, tc := range []struct {
+		file, fn         string
+		exp, tanh, calls int
+	}{
+		{sig, "[revacc f]", 1, 0, 0},
+		{sig, "[suffwdpass f]", 1, 0, 0},
+		{sig, "[sufrevpass f]", 0, 0, 0},
+		{lstm, "[suffwdpass lstm_layer]", 3, 2, 0},
+		{lstm, "[bogrev lstm_layer]", 0, 0, 0},
+	} {
+		fn := optimisedFunc(t, tc.file, tc.fn)
+		counts := map[string]int{}
+		ir.Inspect(fn.Body, func(e ir.Expr) bool {
+			if c, ok := e.(*ir.Call); ok {
+				switch {
+				case c.Prim != nil:
+					counts[c.Prim.Name]++
+				case c.Fn.Name.String() == "[revacc sigmoid]":
+					counts["revacc"]++
+				}
+			}
+			return true
+		})
+		if counts["exp"] != tc.exp || counts["tanh"] != tc.tanh || counts["revacc"] != tc.calls {
+			t.Errorf("%s: %d exp, %d tanh, %d calls of [revacc sigmoid]; want %d, %d and %d:\n%s",
+				tc.fn, counts["exp"], counts["tanh"], counts["revacc"], tc.exp, tc.tanh, tc.calls, ir.FormatExpr(fn.Body))
+		}
+	}
+}
+
 // TestForwardCodeRecords: reverse mode of forward-mode code (a
 // Hessian-vector product, [fwd [rev f]] = [rev [fwd f] 0] + ...; split
 // reverse mode of [fwd f]) records the values a loop's iterations bind by
