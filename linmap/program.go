@@ -1,6 +1,9 @@
 package linmap
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/types"
 )
@@ -498,9 +501,21 @@ func reverse(m, r, acc ir.Expr, ns *ir.Names, res Resolver, withValue bool) (out
 	a := rv.blk.atom(ns, acc)
 	rv.root = rv.splitRoot(a)
 	rv.uses = map[string]int{}
+	rv.elems = &elemUses{at: map[string][]ir.Expr{}, defs: map[string]ir.Expr{}}
 	ir.Inspect(m, func(x ir.Expr) bool {
-		if v, ok := x.(*ir.Var); ok && v.T.Kind == types.LM {
-			rv.uses[v.Name]++
+		switch x := x.(type) {
+		case *ir.Var:
+			if x.T.Kind == types.LM {
+				rv.uses[x.Name]++
+			}
+		case *ir.Call:
+			if ix, w, ok := elementMap(x); ok {
+				rv.elems.at[w.Name] = append(rv.elems.at[w.Name], ix)
+			}
+		case *ir.Let:
+			if !x.Pattern && len(x.Vars) == 1 && !x.Rhs.Type().Contains(types.LM) {
+				rv.elems.defs[x.Vars[0].Name] = x.Rhs
+			}
 		}
 		return true
 	})
@@ -618,6 +633,7 @@ type rev struct {
 	slots map[string]*slot // linear-map variables in scope
 	root  *slot            // the accumulator of the source
 	uses  map[string]int   // occurrences of each linear-map variable
+	elems *elemUses        // the elements of linear-map variables the program takes
 
 	wantValue bool    // the top-level program's value is wanted (ReverseValue)
 	primal    ir.Expr // and here it is
@@ -1017,7 +1033,7 @@ func (rv *rev) elementOf(m ir.Expr, t *types.Type) *elemOf {
 	}
 	ix, ok := isLMCall(c.Args[0], "lmIndex")
 	w, isVar := c.Args[1].(*ir.Var)
-	if !ok || !isVar || rv.uses[w.Name] != 1 || !ir.IsAtom(ix.Args[0]) {
+	if !ok || !isVar || !ir.IsAtom(ix.Args[0]) || !rv.elems.distinct(w.Name, rv.uses[w.Name]) {
 		return nil
 	}
 	acc, bound := rv.slots[w.Name]
@@ -1323,7 +1339,7 @@ func isZero(m ir.Expr) bool {
 
 // sub returns a generator for nested code with its own block.
 func (rv *rev) sub() *rev {
-	return &rev{sem: rv.sem, blk: &block{}, slots: map[string]*slot{}, root: rv.root, uses: rv.uses}
+	return &rev{sem: rv.sem, blk: &block{}, slots: map[string]*slot{}, root: rv.root, uses: rv.uses, elems: rv.elems}
 }
 
 // leafSlots returns the distinct slots that code reverse-applying ms adds
@@ -1545,4 +1561,120 @@ func (rv *rev) branches(e *ir.If, r ir.Expr) {
 		return in.blk.wrap(ir.MkTuple(p, in.leave(rv, carried)...))
 	}
 	rv.rebind(p, carried, ir.MkIf(p, e.Cond, arm(e.Then), arm(e.Else)))
+}
+
+// elemUses records, for each linear-map variable w, the indices of the
+// elements (lmCompose (lmIndex i) w) the program takes of it, and the
+// primal lets binding variables (to prove two indices different).
+//
+// A slot may start as element i of w's accumulator (slot.alias) only if
+// nothing else adds into that element before the slot's value is stored
+// back: in place, a contribution to the element would go into the slot
+// too and count once, but read functionally (the CL evaluator, and the
+// $setAt that stores the slot back) the store would drop it. So every use
+// of w must be such an element, at indices that are all different: two
+// rows of one matrix, (index (mul 2 i) m) and (index (add (mul 2 i) 1) m),
+// each passed to a call (LSTM's weights and biases), are accumulated in
+// place, where each would otherwise start as a zero row that is then added
+// in.
+type elemUses struct {
+	at   map[string][]ir.Expr
+	defs map[string]ir.Expr
+}
+
+// elementMap reports whether c is (lmCompose (lmIndex i) w) for an atom i
+// and a variable w.
+func elementMap(c *ir.Call) (ir.Expr, *ir.Var, bool) {
+	if c.Prim == nil || c.Prim.Name != "lmCompose" || len(c.Args) != 2 {
+		return nil, nil, false
+	}
+	ix, ok := isLMCall(c.Args[0], "lmIndex")
+	w, isVar := c.Args[1].(*ir.Var)
+	if !ok || !isVar || !ir.IsAtom(ix.Args[0]) {
+		return nil, nil, false
+	}
+	return ix.Args[0], w, true
+}
+
+// distinct reports whether all the uses (of uses in all) of the
+// linear-map variable w are elements at indices known to differ.
+func (u *elemUses) distinct(w string, uses int) bool {
+	at := u.at[w]
+	if len(at) != uses {
+		return false
+	}
+	for a := range at {
+		for b := a + 1; b < len(at); b++ {
+			if !u.differ(at[a], at[b]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// differ reports whether the Integer atoms a and b are known to differ:
+// different constants, or a base and an offset from it, (add x c) and x
+// or (add x c1) and (add x c2), with different constant offsets.
+func (u *elemUses) differ(a, b ir.Expr) bool {
+	ba, oa := u.offset(a, 0)
+	bb, ob := u.offset(b, 0)
+	return ba == bb && oa != ob
+}
+
+// offset returns e as a base and a constant offset: the base is "" for
+// a constant, else the expression the chain of additions of constants
+// starts from, printed with each variable bound to an operation on atoms
+// replaced by that operation (so two lets of (mul 2 i) are one base).
+func (u *elemUses) offset(e ir.Expr, depth int) (string, int64) {
+	if n, ok := constInt(e); ok {
+		return "", n
+	}
+	v, ok := e.(*ir.Var)
+	if !ok {
+		return ir.FormatExpr(e), 0
+	}
+	def := u.defs[v.Name]
+	if depth > 8 || def == nil {
+		return v.Name, 0
+	}
+	if ir.IsAtom(def) {
+		return u.offset(def, depth+1) // a copy, or a constant
+	}
+	c, ok := def.(*ir.Call)
+	if !ok || c.Prim == nil {
+		return v.Name, 0
+	}
+	if len(c.Args) == 2 && (c.Prim.Name == "add" || c.Prim.Name == "sub") {
+		x, k := c.Args[0], c.Args[1]
+		if _, ok := x.(*ir.Const); ok && c.Prim.Name == "add" {
+			x, k = k, x // (add c x)
+		}
+		if n, ok := constInt(k); ok {
+			if c.Prim.Name == "sub" {
+				n = -n
+			}
+			base, off := u.offset(x, depth+1)
+			return base, off + n
+		}
+	}
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		if !ir.IsAtom(a) {
+			return v.Name, 0
+		}
+		base, off := u.offset(a, depth+1)
+		args[i] = fmt.Sprintf("%s+%d", base, off)
+	}
+	return "(" + c.Prim.Name + " " + strings.Join(args, " ") + ")", 0
+}
+
+// constInt returns the value of an Integer constant.
+func constInt(e ir.Expr) (int64, bool) {
+	c, ok := e.(*ir.Const)
+	if !ok {
+		return 0, false
+	}
+	n, ok := c.Val.(int64)
+	return n, ok
 }
