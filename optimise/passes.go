@@ -167,13 +167,22 @@ func inlineLeaves(ctx *Context) error {
 			if !ok || c.Fn == nil || !leaf[c.Fn] || c.Fn == f {
 				return e
 			}
-			// In A-normal form, each operation of the leaf is a let of its
+			g := c.Fn
+			if len(g.Name.Derivs) > 0 {
+				// Derived code is in A-normal form already, and a
+				// hand-written derivative, ([rev g] x dr) = (mul (cos
+				// x) dr), is kept as written: a costly operation of
+				// its own let in a reverse pass is one split reverse
+				// mode records, by a loop that runs the primal again.
+				return lower.BindParams(g, c.Args, ir.Copy(g.Body, ir.Pos{}), c.P)
+			}
+			// A primal leaf in A-normal form, each operation a let of its
 			// own, which tape-loops can pair with the same operation of
 			// [revacc g] inlined in a later loop.
-			body, params := lower.ANF(c.Fn.Body, c.Fn.Params, ns)
-			g := *c.Fn
-			g.Params = params
-			return lower.BindParams(&g, c.Args, body, c.P)
+			body, params := lower.ANF(g.Body, g.Params, ns)
+			anf := *g
+			anf.Params = params
+			return lower.BindParams(&anf, c.Args, body, c.P)
 		})
 	})
 	return nil
