@@ -36,7 +36,7 @@ func dropCopies(ctx *Context) error {
 			return true
 		})
 		o := &owner{uses: uses, bound: bound}
-		f.Body = o.expr(f.Body)
+		f.Body = mapChains(f.Body, o.chain)
 	})
 	return nil
 }
@@ -44,25 +44,6 @@ func dropCopies(ctx *Context) error {
 // owner finds the values a chain of lets owns.
 type owner struct {
 	uses, bound map[string]int
-}
-
-// expr rewrites every chain of lets in e.
-func (o *owner) expr(e ir.Expr) ir.Expr {
-	switch e.(type) {
-	case *ir.Let, *ir.Assert:
-		items, tail := ir.ChainItems(e)
-		items = o.chain(items)
-		for _, it := range items {
-			switch it := it.(type) {
-			case *ir.Let:
-				it.Rhs = o.expr(it.Rhs)
-			case *ir.Assert:
-				it.Cond = o.expr(it.Cond)
-			}
-		}
-		return ir.WrapChain(items, o.expr(tail))
-	}
-	return ir.MapChildren(e, o.expr)
 }
 
 // chain drops the copies of one chain of lets.

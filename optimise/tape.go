@@ -50,23 +50,34 @@ type taper struct {
 
 // expr rewrites every chain of lets in e.
 func (t *taper) expr(e ir.Expr) ir.Expr {
-	switch e.(type) {
-	case *ir.Let, *ir.Assert:
-		items, tail := ir.ChainItems(e)
+	return mapChains(e, func(items []ir.Expr) []ir.Expr {
 		for k := 0; k < len(items); k++ {
 			items = t.tapeFrom(items, k)
 		}
+		return items
+	})
+}
+
+// mapChains rewrites every chain of lets and asserts in e by rewrite,
+// outermost first: rewrite gets a chain's items, then the right-hand
+// sides, conditions and tail of what it returns are rewritten in turn.
+func mapChains(e ir.Expr, rewrite func(items []ir.Expr) []ir.Expr) ir.Expr {
+	inner := func(x ir.Expr) ir.Expr { return mapChains(x, rewrite) }
+	switch e.(type) {
+	case *ir.Let, *ir.Assert:
+		items, tail := ir.ChainItems(e)
+		items = rewrite(items)
 		for _, it := range items {
 			switch it := it.(type) {
 			case *ir.Let:
-				it.Rhs = t.expr(it.Rhs)
+				it.Rhs = inner(it.Rhs)
 			case *ir.Assert:
-				it.Cond = t.expr(it.Cond)
+				it.Cond = inner(it.Cond)
 			}
 		}
-		return ir.WrapChain(items, t.expr(tail))
+		return ir.WrapChain(items, inner(tail))
 	}
-	return ir.MapChildren(e, t.expr)
+	return ir.MapChildren(e, inner)
 }
 
 // A source is a loop whose iterations may record values: a build, a
