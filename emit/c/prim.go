@@ -985,18 +985,24 @@ func (f *fn) sumFloats(g *guard, sizes []string, release string, unroll bool, el
 	n := sizes[0]
 	f.versioned(g, func() {
 		f.depth++
-		i, l := f.fresh("i"), f.fresh("l")
+		i, l, xs := f.fresh("i"), f.fresh("l"), f.fresh("xs")
 		f.line("int64_t %s = 0;", i)
 		f.line("for (; %s <= %s - 4; %s += 4) {", i, n, i)
+		// The 4 elements go to an array, then into the lanes at
+		// constant indices: a body too large for gcc to unroll the loop
+		// over the lanes would otherwise keep the lanes in memory, each
+		// addition waiting for the store of the one before.
+		f.line("  double %s[4];", xs)
 		f.line("  for (int %s = 0; %s < 4; %s++) {", l, l, l)
 		f.indent += 2
 		j := f.fresh("i")
 		f.line("int64_t %s = %s + %s;", j, i, l)
 		f.loopIndex(j, n)
-		f.line("%s[%s] += %s;", acc, l, elem(j, j))
+		f.line("%s[%s] = %s;", xs, l, elem(j, j))
 		f.release(release)
 		f.indent -= 2
 		f.line("  }")
+		f.line("  %s[0] += %s[0]; %s[1] += %s[1]; %s[2] += %s[2]; %s[3] += %s[3];", acc, xs, acc, xs, acc, xs, acc, xs)
 		f.line("}")
 		// Fewer than 4 left, from a multiple of 4: element i + l goes to
 		// lane l. Constant lane indices let gcc keep the lanes in registers.
