@@ -179,7 +179,7 @@ func inlineLeaves(ctx *Context) error {
 			// A primal leaf in A-normal form, each operation a let of its
 			// own, which tape-loops can pair with the same operation of
 			// [revacc g] inlined in a later loop.
-			body, params := lower.ANF(g.Body, g.Params, ns)
+			body, params := lower.ANF(ir.Copy(g.Body, ir.Pos{}), g.Params, ns)
 			anf := *g
 			anf.Params = params
 			return lower.BindParams(&anf, c.Args, body, c.P)
