@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 	"os"
@@ -149,8 +148,7 @@ func TestRandomSparseHessians(t *testing.T) {
 	var names, fwdNames []string
 	lines := randomPrograms(t, "hessian", func(c *check, main *strings.Builder) []string {
 		x, _, dy := c.point(rng)
-		fmt.Fprintf(main, "(def sh$%[1]s Integer ()\n  (let ((x %[2]s) (dr %[3]s))\n    (print %[4]q ([jac [rev %[1]s]] x dr) \"\\n\" %[5]q ([sparsejac [rev %[1]s]] x dr) \"\\n\")))\n",
-			c.name, x, dy, c.name+" jac ", c.name+" sparse ")
+		jacDef(main, "sh$"+c.name, "[rev "+c.name+"]", c.name+" jac ", c.name+" sparse ", "x", x, "dr", dy)
 		names = append(names, c.name)
 		if len(names)%3 != 1 {
 			return []string{"sh$" + c.name}
@@ -158,8 +156,7 @@ func TestRandomSparseHessians(t *testing.T) {
 		// A third of them for forward code (compiling all takes minutes
 		// under the sanitizers).
 		x2, dx, _ := c.point(rng)
-		fmt.Fprintf(main, "(def sf$%[1]s Integer ()\n  (let ((x %[2]s) (dx %[3]s))\n    (print %[4]q ([jac [fwd %[1]s]] x dx) \"\\n\" %[5]q ([sparsejac [fwd %[1]s]] x dx) \"\\n\")))\n",
-			c.name, x2, dx, c.name+" fjac ", c.name+" fsparse ")
+		jacDef(main, "sf$"+c.name, "[fwd "+c.name+"]", c.name+" fjac ", c.name+" fsparse ", "x", x2, "dx", dx)
 		fwdNames = append(fwdNames, c.name)
 		return []string{"sh$" + c.name, "sf$" + c.name}
 	})

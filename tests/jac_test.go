@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 	"os"
@@ -384,8 +383,7 @@ func TestRandomJacobiansUnoptimised(t *testing.T) {
 		names, hessians = names[:0], hessians[:0]
 		return func(c *check, main *strings.Builder) []string {
 			x, _, _ := c.point(rng)
-			fmt.Fprintf(main, "(def ju$%[1]s Integer ()\n  (let (x %[2]s)\n    (print %[3]q ([jac %[1]s] x) \"\\n\" %[4]q ([sparsejac %[1]s] x) \"\\n\")))\n",
-				c.name, x, c.name+" jac ", c.name+" sparse ")
+			jacDef(main, "ju$"+c.name, c.name, c.name+" jac ", c.name+" sparse ", "x", x)
 			names = append(names, c.name)
 			if len(names)%4 != 1 {
 				return []string{"ju$" + c.name}
@@ -393,8 +391,7 @@ func TestRandomJacobiansUnoptimised(t *testing.T) {
 			// A quarter of them with their Hessians, whose sweeps are
 			// hoisted too.
 			x2, _, dy := c.point(rng)
-			fmt.Fprintf(main, "(def jh$%[1]s Integer ()\n  (let ((x %[2]s) (dr %[3]s))\n    (print %[4]q ([jac [rev %[1]s]] x dr) \"\\n\" %[5]q ([sparsejac [rev %[1]s]] x dr) \"\\n\")))\n",
-				c.name, x2, dy, c.name+" hjac ", c.name+" hsparse ")
+			jacDef(main, "jh$"+c.name, "[rev "+c.name+"]", c.name+" hjac ", c.name+" hsparse ", "x", x2, "dr", dy)
 			hessians = append(hessians, c.name)
 			return []string{"ju$" + c.name, "jh$" + c.name}
 		}

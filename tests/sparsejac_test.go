@@ -296,14 +296,31 @@ func TestRandomSparseJacobians(t *testing.T) {
 	var names []string
 	lines := randomPrograms(t, "sparse", func(c *check, main *strings.Builder) []string {
 		x, _, _ := c.point(rng)
-		fmt.Fprintf(main, "(def sj$%[1]s Integer ()\n  (let (x %[2]s)\n    (print %[3]q ([jac %[1]s] x) \"\\n\" %[4]q ([sparsejac %[1]s] x) \"\\n\")))\n",
-			c.name, x, c.name+" jac ", c.name+" sparse ")
+		jacDef(main, "sj$"+c.name, c.name, c.name+" jac ", c.name+" sparse ", "x", x)
 		names = append(names, c.name)
 		return []string{"sj$" + c.name}
 	})
 	for _, name := range names {
 		sameAsDense(t, name, lines[name+" sparse"], parseMatrix(t, lines[name+" jac"]))
 	}
+}
+
+// jacDef writes to main a def named def that prints ([jac d] args) after
+// the label jl and ([sparsejac d] args) after sl, the arguments bound by
+// lets (a name and its value each).
+func jacDef(main *strings.Builder, def, d, jl, sl string, lets ...string) {
+	var binds, args []string
+	for k := 0; k+1 < len(lets); k += 2 {
+		binds = append(binds, "("+lets[k]+" "+lets[k+1]+")")
+		args = append(args, lets[k])
+	}
+	bind := strings.Join(binds, " ")
+	if len(binds) > 1 {
+		bind = "(" + bind + ")"
+	}
+	a := strings.Join(args, " ")
+	fmt.Fprintf(main, "(def %s Integer ()\n  (let %s\n    (print %q ([jac %s] %s) \"\\n\" %q ([sparsejac %s] %s) \"\\n\")))\n",
+		def, bind, jl, d, a, sl, d, a)
 }
 
 // randomPrograms writes the random programs of ksgen (60, or 20 with
