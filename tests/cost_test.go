@@ -234,9 +234,10 @@ func TestReverseLoopRecords(t *testing.T) {
 // TestLeavesRunOnce: a call of a leaf (lower.IsLeaf: a sigmoid, inlined
 // by the optimiser) differentiated in a loop runs its primal operations
 // once per gradient. Reverse mode calls [revacc sigmoid], which computes
-// the sigmoid again; it is a leaf too once simplified, so it is inlined,
-// in A-normal form, as the sigmoid is, and the loop that computes the
-// value records what the reverse loop would compute again (tape-loops).
+// the sigmoid again; it is a leaf too once simplified, so it is inlined
+// (in A-normal form, as derived code is, and the sigmoid is put in it),
+// and the loop that computes the value records what the reverse loop
+// would compute again (tape-loops).
 // Before, [revacc sigmoid] (44 nodes unsimplified, over the bound) was
 // called from the reverse loop: LSTM's reverse loop ran 3 exps per
 // element, and split reverse mode's record loop ran the 3 again. Counted
