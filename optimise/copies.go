@@ -107,9 +107,7 @@ func (o *owner) fresh(name string, defs map[string]*ir.Let, depth int) bool {
 			return true
 		}
 	}
-	if l.Pattern {
-		return o.freshExpr(l.Rhs, defs, depth)
-	}
+	// A part taken apart by a pattern is fresh if the whole is.
 	return o.freshExpr(l.Rhs, defs, depth)
 }
 

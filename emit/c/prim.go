@@ -197,7 +197,7 @@ func (f *fn) primSumbuild(c *primCall) string {
 	lam := c.e.Args[1].(*ir.Lam)
 	sizes := f.sizes(f.atom(c.parts[0], c.at(0)), c.at(0))
 	f.line("if (%s) ks_fail(ctx, %s, \"sumbuild over an empty range\");", emptyTest(sizes), c.ps)
-	if (c.e.T.Kind == types.Float || c.e.T.Kind == types.Integer) && !straightSum(c.e) && f.parallel(c.e.T, lam, len(sizes)) {
+	if (c.e.T.Kind == types.Float || c.e.T.Kind == types.Integer) && !isStraightSum(c.e) && f.parallel(c.e.T, lam, len(sizes)) {
 		// The addends are computed in parallel, then added in order.
 		terms, _ := f.newTensor(types.TensorOf(1, c.e.T), sizes, c.ps)
 		f.parLoop(sizes[0], func(i string) {
@@ -1071,10 +1071,10 @@ func (f *fn) straightSum(g *guard, n int, release string, elem func(idx, flat st
 	return fmt.Sprintf("((%s + %s) + (%s + %s))", lanes[0], lanes[1], lanes[2], lanes[3])
 }
 
-// straightSum reports whether e is a sum that straightSum emits as
+// isStraightSum reports whether e is a sum that fn.straightSum emits as
 // straight-line code: a sumbuild of Floats over a constant range of 1 to
 // maxStraightSum, whose elements run no loop. It runs no loop either.
-func straightSum(e ir.Expr) bool {
+func isStraightSum(e ir.Expr) bool {
 	c, ok := e.(*ir.Call)
 	if !ok || c.Prim == nil || c.Prim.Name != "sumbuild" || c.T.Kind != types.Float {
 		return false

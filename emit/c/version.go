@@ -573,7 +573,7 @@ func union(a, b map[*ir.Call]bool) map[*ir.Call]bool {
 func hasLoop(e ir.Expr) bool {
 	found := false
 	ir.Inspect(e, func(x ir.Expr) bool {
-		if straightSum(x) {
+		if isStraightSum(x) {
 			return false
 		}
 		if _, ok := x.(*ir.Lam); ok {
