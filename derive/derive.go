@@ -39,7 +39,10 @@ import (
 type Options struct {
 	// Rev is how [rev f] is computed: "lm" (the default) through the
 	// Jacobian and the accumulating reverse mode [revacc f], "bog" through
-	// split reverse mode, [sufrevpass f] of [suffwdpass f].
+	// split reverse mode, [sufrevpass f] of [suffwdpass f], its passes cut
+	// from the optimised [revfull f], "suf" the same with the passes
+	// translated from the single-use form by Figure 23's rules (package
+	// proc) where the function has no loop (procsplit.go).
 	Rev string
 	// Skip, if set, names derived functions to leave without a body: the
 	// backend makes them (the Go backend's --ad=cps).
@@ -53,8 +56,8 @@ type Options struct {
 // Derive fills in the body of every derived function of prog that has
 // none, adding the derived functions they need.
 func Derive(prog *ir.Program, opts Options) error {
-	if opts.Rev != "" && opts.Rev != "lm" && opts.Rev != "bog" {
-		return fmt.Errorf("unknown reverse-mode strategy %q (want lm or bog)", opts.Rev)
+	if opts.Rev != "" && opts.Rev != "lm" && opts.Rev != "bog" && opts.Rev != "suf" {
+		return fmt.Errorf("unknown reverse-mode strategy %q (want lm, bog or suf)", opts.Rev)
 	}
 	d := &deriver{
 		opts:     opts,
@@ -100,6 +103,8 @@ type deriver struct {
 	reported map[string]bool
 	eff      lower.Effects
 	split    map[*ir.Func]bool // passes of split reverse mode, made by the optimiser
+	// procSplits are the split passes of --rev=suf, by base function.
+	procSplits map[*ir.Func]*procSplit
 }
 
 // prepared is a function's body made ready for differentiation.
@@ -227,7 +232,7 @@ func (d *deriver) generate(f *ir.Func) {
 			d.wrtRev(f, base, p)
 			return
 		}
-		if d.opts.Rev == "bog" {
+		if d.opts.Rev == "bog" || d.opts.Rev == "suf" {
 			d.splitRev(f, base, p)
 			return
 		}
@@ -251,6 +256,9 @@ func (d *deriver) generate(f *ir.Func) {
 			ir.MkPrim(p, "$addTo", acc, ir.MkPrim(p, "lmApplyR", dr, ir.CallFunc(p, dg, x))))
 	case "suffwdpass", "sufrevpass", "bogrev":
 		if d.handSplit(f, base, p) {
+			return
+		}
+		if d.opts.Rev == "suf" && d.procPasses(f, base, p) {
 			return
 		}
 		// Split from the optimised [revfull f] by the split-bog pass.

@@ -33,7 +33,7 @@ const (
 
 // Options control the pipeline.
 type Options struct {
-	// Rev is the strategy of [rev f]: "lm" (default) or "bog"; see derive.Options.
+	// Rev is the strategy of [rev f]: "lm" (default), "bog" or "suf"; see derive.Options.
 	Rev string
 	// AD is "cps" to have the Go backend generate [rev f] and [sufrev f]
 	// by continuations, and [fwd f] by dual numbers, from the primal

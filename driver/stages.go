@@ -2,10 +2,12 @@ package driver
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ksc-lang/ksc/bog"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/proc"
 	"github.com/ksc-lang/ksc/types"
 )
 
@@ -30,10 +32,41 @@ func SUF(prog *ir.Program) (text []byte, err error) {
 			g.Params, g.Body = params, s
 			out.Funcs = append(out.Funcs, &g)
 		}
-		text = out.Format()
+		text = append(out.Format(), procedures(prog, ns)...)
 		return nil
 	})
 	return text, err
+}
+
+// procedures returns, as ks comments, the body of every def in the
+// procedure language of package proc (statements, each variable consumed
+// once), or why it is not in it.
+func procedures(prog *ir.Program, ns *ir.Names) []byte {
+	var b strings.Builder
+	b.WriteString("\n; The procedure language (seed 002, Figures 20-21; package proc), from which\n" +
+		"; --rev=suf translates split reverse mode by Figure 23's rules:\n")
+	for _, f := range prog.Funcs {
+		if f.Body == nil || f.Kind != ir.DefFunc || f.Arg.Contains(types.LM) || f.Result.Contains(types.LM) {
+			continue
+		}
+		body, params := lower.ANF(f.Body, f.Params, ns)
+		b.WriteString(";\n; " + f.FullName())
+		for _, v := range params {
+			fmt.Fprintf(&b, " (%s : %s)", v.Name, v.T)
+		}
+		blk, err := proc.FromExpr(body, params, ns)
+		if err != nil {
+			fmt.Fprintf(&b, "\n;   not in the procedure language: %v\n", err)
+			continue
+		}
+		b.WriteString("\n")
+		for _, line := range strings.SplitAfter(proc.Format(blk, "  "), "\n") {
+			if line != "" {
+				b.WriteString(";" + line)
+			}
+		}
+	}
+	return []byte(b.String())
 }
 
 // BOG returns the records of split reverse mode and the passes that make

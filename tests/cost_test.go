@@ -36,7 +36,7 @@ func chainSource(k int) string {
 // strategies.
 func TestChainedLetsCost(t *testing.T) {
 	ks := []int{10, 20, 40, 80}
-	for _, rev := range []string{"lm", "bog"} {
+	for _, rev := range []string{"lm", "bog", "suf"} {
 		size := map[int]float64{}
 		alloc := map[int]float64{}
 		for _, k := range ks {
@@ -153,7 +153,7 @@ func TestPrimalEvaluations(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, rev := range []string{"lm", "bog"} {
+	for _, rev := range []string{"lm", "bog", "suf"} {
 		r, err := tryProgram("c", driver.Options{Rev: rev}, cc, t.TempDir(), file)
 		if err != nil {
 			t.Fatalf("--rev %s: %v", rev, err)

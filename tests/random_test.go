@@ -37,6 +37,7 @@ var strategies = []struct {
 }{
 	{"lm", []string{"c", "go"}},
 	{"bog", []string{"c"}},
+	{"suf", []string{"c"}},  // split passes from the single-use form (package proc)
 	{"cps", []string{"go"}}, // --ad=cps: the Go backend's continuations
 }
 

@@ -7,7 +7,11 @@
 // a C harness) at sizes 10^3 to 10^6 and prints the ratios of their times
 // to f's, which must stay flat.
 //
-//	go run ./bench/revscale [-sizes 1000,10000,100000,1000000] [-min 0.2]
+//	go run ./bench/revscale [-sizes 1000,10000,100000,1000000] [-min 0.2] [-rev lm|bog|suf]
+//
+// -rev is ksc's --rev: the strategy of [rev f] ([sufrev f] is split
+// reverse mode in every strategy; with suf its passes are translated
+// from the single-use form where a function has no loop).
 package main
 
 import (
@@ -179,25 +183,30 @@ int main(int argc, char **argv) {
 func main() {
 	sizes := flag.String("sizes", "1000,10000,100000,1000000", "comma-separated vector sizes")
 	minTime := flag.Float64("min", 0.2, "seconds each measurement lasts at least")
+	rev := flag.String("rev", "lm", "how [rev f] is computed (ksc --rev): lm, bog or suf")
 	flag.Parse()
-	if err := run(*sizes, *minTime); err != nil {
+	if err := run(*sizes, *minTime, driver.Options{Rev: *rev}); err != nil {
 		fmt.Fprintln(os.Stderr, "revscale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sizes string, minTime float64) error {
+func run(sizes string, minTime float64, opts driver.Options) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "revscale-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	prog, err := driver.LoadSources([]driver.Source{{Name: "revscale.ks", Text: []byte(source + withFwd)}}, driver.Derived)
+	file := filepath.Join(dir, "revscale.ks")
+	if err := os.WriteFile(file, []byte(source+withFwd), 0o644); err != nil {
+		return err
+	}
+	prog, err := driver.LoadWith([]string{file}, driver.Derived, opts)
 	if err != nil {
 		return err
 	}
-	if err := driver.Optimise(prog, driver.Options{}); err != nil {
+	if err := driver.Optimise(prog, opts); err != nil {
 		return err
 	}
 	if err := driver.BuildLibrary(ctx, prog, "rs", dir, driver.DefaultCC("-O3"), ""); err != nil {

@@ -51,10 +51,10 @@ func checkAD(c *cli.Context, backend string) error {
 // checkRev reports a usage error for an unknown --rev.
 func checkRev(c *cli.Context) error {
 	switch r := c.String("rev"); r {
-	case "", "lm", "bog":
+	case "", "lm", "bog", "suf":
 		return nil
 	default:
-		return usagef("unknown reverse-mode strategy %q (want lm or bog)", r)
+		return usagef("unknown reverse-mode strategy %q (want lm, bog or suf)", r)
 	}
 }
 

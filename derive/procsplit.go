@@ -1,0 +1,121 @@
+package derive
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/proc"
+	"github.com/ksc-lang/ksc/typecheck"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// procSplit is a function's split reverse mode made from its body in the
+// procedure language (package proc), or why it could not be.
+type procSplit struct {
+	split  *proc.Split
+	params []*ir.Var
+	err    error
+}
+
+// procResolver gives package proc the split passes of callees and the
+// derivative rules of primitives.
+type procResolver struct {
+	d *deriver
+}
+
+func (r procResolver) Passes(g *ir.Func, p ir.Pos) (fwd, rev *ir.Func, err error) {
+	if fwd, err = r.d.need("suffwdpass", g, p); err != nil {
+		return nil, nil, err
+	}
+	rev, err = r.d.need("sufrevpass", g, p)
+	return fwd, rev, err
+}
+
+func (r procResolver) Rule(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error) {
+	return typecheck.Rule(pr, k, params)
+}
+
+// procPasses fills f, a split pass of base, from base's body translated
+// by Figure 23's rules (--rev=suf), and reports whether it did; where
+// base's body is not in the procedure language (it has a loop), it
+// returns false and f is split from [revfull base] instead.
+func (d *deriver) procPasses(f, base *ir.Func, p ir.Pos) bool {
+	if d.procSplits == nil {
+		d.procSplits = map[*ir.Func]*procSplit{}
+	}
+	ps := d.procSplits[base]
+	if ps == nil {
+		ps = d.makeProcSplit(base)
+		d.procSplits[base] = ps
+	}
+	if ps.err != nil {
+		return false
+	}
+	s := ps.split
+	bog := d.prog.BogType(base)
+	switch f.Name.Outer() {
+	case "suffwdpass":
+		x := &ir.Var{P: p, T: f.Arg, Name: "x"}
+		f.Params = []*ir.Var{x}
+		f.OneParam = true
+		vt := f.Result.Elems[0]
+		v := d.ns.FreshVar(p, "v", vt)
+		tp := d.ns.FreshVar(p, "tape", s.Tape.T)
+		body := ir.Expr(&ir.Let{P: p, Vars: []*ir.Var{v, tp}, Pattern: true, Rhs: ir.Copy(s.Fwd, ir.Pos{}),
+			Body: ir.MkTuple(p, ir.Ref(p, v), ir.MkPrim(p, "$wrap", ir.Ref(p, tp), &ir.Dummy{P: p, T: bog}))})
+		if len(ps.params) == 1 {
+			body = ir.MkLet(p, ps.params[0], ir.Ref(p, x), body)
+		} else {
+			body = &ir.Let{P: p, Vars: ps.params, Pattern: true, Rhs: ir.Ref(p, x), Body: body}
+		}
+		f.Body = body
+	case "bogrev":
+		v := paramsOf(f, "dr", "bog", "acc")
+		f.Body = ir.MkLet(p, s.Tape, ir.MkPrim(p, "$unwrap", v[1]), ir.Copy(s.RevAcc, ir.Pos{}))
+	case "sufrevpass":
+		v := paramsOf(f, "dr", "bog")
+		f.Body = ir.MkLet(p, s.Tape, ir.MkPrim(p, "$unwrap", v[1]), ir.Copy(s.Rev, ir.Pos{}))
+	default:
+		return false
+	}
+	return true
+}
+
+// makeProcSplit translates base's prepared body and defines its BOG type.
+func (d *deriver) makeProcSplit(base *ir.Func) *procSplit {
+	pr, err := d.prepare(base)
+	if err != nil {
+		return &procSplit{err: err}
+	}
+	b, err := proc.FromExpr(pr.body, pr.params, d.ns)
+	if err != nil {
+		return &procSplit{err: err}
+	}
+	if err := proc.Check(b, pr.params); err != nil {
+		return &procSplit{err: err}
+	}
+	bog := d.prog.BogType(base)
+	if bog.Kind != types.Named {
+		return &procSplit{err: errBogDefined}
+	}
+	p := base.P
+	dt, _ := types.Tangent(base.Arg)
+	rt, _ := types.Tangent(base.Result)
+	// The names the passes give their parameters (paramsOf).
+	dr := &ir.Var{P: p, T: rt, Name: "dr"}
+	acc := &ir.Var{P: p, T: dt, Name: "acc"}
+	s, err := proc.Reverse(b, pr.params, dr, acc, procResolver{d}, d.ns)
+	if err != nil {
+		return &procSplit{err: err}
+	}
+	if bog.Def != nil && !bog.Def.Equal(s.Tape.T) {
+		// Passes of an earlier round defined another record.
+		return &procSplit{err: errBogDefined}
+	}
+	bog.SetDef(s.Tape.T)
+	return &procSplit{split: s, params: pr.params}
+}
+
+type procError string
+
+func (e procError) Error() string { return string(e) }
+
+const errBogDefined = procError("the record type is defined already, as another type")

@@ -1,0 +1,592 @@
+package proc
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// A Resolver gives the reverse translation what it needs of the program.
+type Resolver interface {
+	// Passes returns [suffwdpass g] and [sufrevpass g], g's split passes,
+	// for a call of g whose reverse pass is needed.
+	Passes(g *ir.Func, pos ir.Pos) (fwd, rev *ir.Func, err error)
+	// Rule returns the derivative rule of part k of a primitive (Prim.D),
+	// type-checked over the parameters x0, x1, ... and r.
+	Rule(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error)
+}
+
+// A Split is a function's split reverse mode by the rules of Figure 23:
+// F[[p]], the forward pass, and R[[p]], the reverse pass, the variables
+// Υ_p that F binds and R reads being the record (the tape).
+type Split struct {
+	// Fwd, over the block's inputs, is (tuple value tape).
+	Fwd ir.Expr
+	// Tape is the variable holding the tape (a tuple) in the reverse
+	// passes.
+	Tape *ir.Var
+	// RevAcc, over the tape variable, the cotangent dr and the
+	// accumulator acc (the cotangent of the inputs, one parameter or a
+	// tuple of them) is acc plus the gradient.
+	RevAcc ir.Expr
+	// Rev, over the tape variable and dr, is the gradient.
+	Rev ir.Expr
+}
+
+// Reverse translates b, a single-use block over params, to its split
+// reverse mode (Figure 23). dr and acc are the variables the reverse
+// passes read besides the tape. Cotangents the translation knows to be zero are
+// not made: a Const's, an Elim's, a call's whose value's cotangent is
+// zero (the call runs as a primal call and records nothing); zeros are
+// made only where a value is needed, from the shape of the variable,
+// recorded.
+func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.Names) (s *Split, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			np, ok := r.(*NotProcedure)
+			if !ok {
+				panic(r)
+			}
+			s, err = nil, np
+		}
+	}()
+	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, tapes: map[*Call]*ir.Var{}, variant: map[*Case]*ir.Var{}}
+	top := t.newTape(b, params)
+	env := map[string]*cot{b.Result.Name: {atom: ir.Ref(dr.P, dr)}}
+	var items []ir.Expr
+	t.rev(b, env, &items, top)
+	p := b.Result.P
+
+	// Both endings before the tape is fixed: the zero gradient reads the
+	// shapes of the parameters.
+	grads := make([]*cot, len(params))
+	for i, v := range params {
+		grads[i] = env[v.Name]
+	}
+	accItems := append([]ir.Expr(nil), items...)
+	var sum ir.Expr
+	if len(params) == 1 {
+		sum = t.addInto(&accItems, ir.Ref(p, acc), grads[0])
+	} else {
+		fields := make([]*ir.Var, len(params))
+		for i, v := range params {
+			dt, _ := types.Tangent(v.T)
+			fields[i] = ns.FreshVar(p, "acc", dt)
+		}
+		accItems = append(accItems, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: ir.Ref(p, acc)})
+		sums := make([]ir.Expr, len(params))
+		for i := range params {
+			sums[i] = t.addInto(&accItems, ir.Ref(p, fields[i]), grads[i])
+		}
+		sum = ir.MkTuple(p, sums...)
+	}
+	zeroItems := append([]ir.Expr(nil), items...)
+	grad := make([]ir.Expr, len(params))
+	for i, v := range params {
+		grad[i] = t.materialise(&zeroItems, grads[i], v.T, t.shapeOf(v))
+	}
+	var whole ir.Expr
+	if len(params) == 1 {
+		whole = grad[0]
+	} else {
+		whole = ir.MkTuple(p, grad...)
+	}
+
+	fwdItems, value, tapeVal := t.fwd(b, top)
+	tape := ns.FreshVar(p, "tape", tapeVal.Type())
+	s = &Split{Fwd: ir.WrapChain(fwdItems, ir.MkTuple(p, ir.Ref(p, value), tapeVal)), Tape: tape}
+	s.RevAcc = top.unpack(ir.Ref(p, tape), ir.WrapChain(accItems, sum))
+	s.Rev = top.unpack(ir.Ref(p, tape), ir.Copy(ir.WrapChain(zeroItems, whole), ir.Pos{}))
+	return s, nil
+}
+
+// A cot is a cotangent as the translation knows it: nil is zero, atom a
+// variable holding it, parts a tuple's cotangent field by field.
+type cot struct {
+	atom  ir.Expr
+	parts []*cot
+}
+
+// A btape is what F binds in one block for R to read: recorded variables
+// (by the names F binds them), in order.
+type btape struct {
+	b      *Block
+	rec    []*ir.Var
+	seen   map[string]bool
+	copies [][2]*ir.Var // a copy Dup made, and the recorded variable it copies
+	shapes []*ir.Var    // of the variables shapeOf recorded the shape of
+	shOf   []*ir.Var
+	shape  map[string]*ir.Var
+}
+
+type trans struct {
+	res     Resolver
+	ns      *ir.Names
+	def     map[string]*btape  // the tape of the block binding a variable
+	root    map[string]*ir.Var // the variable a copy Dup made copies
+	tapes   map[*Call]*ir.Var  // the record of a split call
+	variant map[*Case]*ir.Var  // the record of a case: which branch ran, and its tape
+	btapes  map[*Block]*btape  // the tape of each block
+	noTapes bool               // F of a block whose tape nothing reads
+}
+
+func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
+	tp := &btape{b: b, seen: map[string]bool{}, shape: map[string]*ir.Var{}}
+	if t.btapes == nil {
+		t.btapes = map[*Block]*btape{}
+	}
+	t.btapes[b] = tp
+	for _, v := range ins {
+		if t.def[v.Name] == nil {
+			t.def[v.Name] = tp
+		}
+	}
+	for _, s := range b.Stmts {
+		for _, v := range s.Outs() {
+			t.def[v.Name] = tp
+		}
+		if d, ok := s.(*Dup); ok {
+			r := d.In
+			if rr := t.root[r.Name]; rr != nil {
+				r = rr
+			}
+			t.root[d.Out1.Name] = r
+			t.root[d.Out2.Name] = r
+		}
+	}
+	return tp
+}
+
+// record makes the variable v part of the tape of the block binding it:
+// for a copy Dup made, the variable copied (in whose block's tape the
+// copy is bound to it: one value, one field).
+func (t *trans) record(v *ir.Var) {
+	if r := t.root[v.Name]; r != nil {
+		t.record(r)
+		tp := t.def[r.Name]
+		if !tp.seen[v.Name] {
+			tp.seen[v.Name] = true
+			tp.copies = append(tp.copies, [2]*ir.Var{{P: v.P, T: v.T, Name: v.Name}, r})
+		}
+		return
+	}
+	tp := t.def[v.Name]
+	if tp == nil {
+		panic(fmt.Sprintf("proc: %s is bound by no block", v.Name))
+	}
+	if !tp.seen[v.Name] {
+		tp.seen[v.Name] = true
+		tp.rec = append(tp.rec, &ir.Var{P: v.P, T: v.T, Name: v.Name})
+	}
+}
+
+// shapeOf returns a function giving the shape of v, recorded in the tape
+// of v's block when first asked for (a uniform type's shape is a
+// constant).
+func (t *trans) shapeOf(v *ir.Var) func() ir.Expr {
+	return func() ir.Expr {
+		if v.T.IsUniform() {
+			return ir.MkTuple(v.P)
+		}
+		tp := t.def[v.Name]
+		sh := tp.shape[v.Name]
+		if sh == nil {
+			st, _ := types.Shape(v.T)
+			sh = t.ns.FreshVar(v.P, "sh", st)
+			tp.shape[v.Name] = sh
+			tp.shapes = append(tp.shapes, sh)
+			tp.shOf = append(tp.shOf, v)
+			tp.rec = append(tp.rec, sh)
+		}
+		return ir.Ref(v.P, sh)
+	}
+}
+
+// unpack binds the tape's variables from tv around body.
+func (tp *btape) unpack(tv ir.Expr, body ir.Expr) ir.Expr {
+	for i := len(tp.copies) - 1; i >= 0; i-- {
+		c := tp.copies[i]
+		body = ir.MkLet(c[0].P, c[0], ir.Ref(c[0].P, c[1]), body)
+	}
+	if len(tp.rec) == 0 {
+		return body
+	}
+	vars := make([]*ir.Var, len(tp.rec))
+	for i, v := range tp.rec {
+		vars[i] = &ir.Var{P: v.P, T: v.T, Name: v.Name}
+	}
+	return &ir.Let{P: tv.Pos(), Vars: vars, Pattern: true, Rhs: tv, Body: body}
+}
+
+func (tp *btape) typ() *types.Type {
+	ts := make([]*types.Type, len(tp.rec))
+	for i, v := range tp.rec {
+		ts[i] = v.T
+	}
+	return types.TupleOf(ts...)
+}
+
+func differentiable(t *types.Type) bool {
+	dt, ok := types.Tangent(t)
+	return ok && dt.Contains(types.Float)
+}
+
+// bind emits (let (v e)) and returns v.
+func (t *trans) bind(out *[]ir.Expr, base string, e ir.Expr) *ir.Var {
+	v := t.ns.FreshVar(e.Pos(), base, e.Type())
+	*out = append(*out, &ir.Let{P: e.Pos(), Vars: []*ir.Var{v}, Rhs: e})
+	return ir.Ref(e.Pos(), v)
+}
+
+// zero returns the zero cotangent of a value of type vt and shape sh.
+func zero(p ir.Pos, vt *types.Type, sh func() ir.Expr) ir.Expr {
+	if vt.Kind == types.Float {
+		return ir.Float(p, 0)
+	}
+	dt, _ := types.Tangent(vt)
+	if vt.IsUniform() {
+		return ir.MkPrim(p, "$zerosOfShape", ir.MkTuple(p), &ir.Dummy{P: p, T: dt})
+	}
+	return ir.MkPrim(p, "$zerosOfShape", sh(), &ir.Dummy{P: p, T: dt})
+}
+
+// fieldShape returns the shape of field i of a tuple of type vt whose
+// shape sh gives.
+func fieldShape(p ir.Pos, vt *types.Type, i int, sh func() ir.Expr) func() ir.Expr {
+	return func() ir.Expr {
+		if vt.IsUniform() {
+			return ir.MkTuple(p)
+		}
+		return ir.MkGet(p, i+1, sh())
+	}
+}
+
+// materialise returns c as one value, zeros made from the shape.
+func (t *trans) materialise(out *[]ir.Expr, c *cot, vt *types.Type, sh func() ir.Expr) ir.Expr {
+	p := ir.Pos{}
+	switch {
+	case c == nil:
+		return zero(p, vt, sh)
+	case c.atom != nil:
+		return c.atom
+	}
+	fields := make([]ir.Expr, len(c.parts))
+	for i, pc := range c.parts {
+		fields[i] = t.materialise(out, pc, vt.Elems[i], fieldShape(p, vt, i, sh))
+	}
+	return ir.MkTuple(p, fields...)
+}
+
+// split returns the cotangents of the n fields of a tuple's cotangent.
+func (t *trans) split(out *[]ir.Expr, c *cot, n int) []*cot {
+	switch {
+	case c == nil:
+		return make([]*cot, n)
+	case c.atom == nil:
+		return c.parts
+	}
+	tt := c.atom.Type()
+	vars := make([]*ir.Var, n)
+	parts := make([]*cot, n)
+	for i := range vars {
+		vars[i] = t.ns.FreshVar(c.atom.Pos(), "d", tt.Elems[i])
+		parts[i] = &cot{atom: ir.Ref(c.atom.Pos(), vars[i])}
+	}
+	*out = append(*out, &ir.Let{P: c.atom.Pos(), Vars: vars, Pattern: true, Rhs: c.atom})
+	return parts
+}
+
+// add is Dup's reverse: the sum of two cotangents.
+func (t *trans) add(out *[]ir.Expr, a, b *cot) *cot {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case a.atom != nil && b.atom != nil:
+		return &cot{atom: t.bind(out, "d", ir.MkPrim(a.atom.Pos(), "ts_add", a.atom, b.atom))}
+	}
+	n := len(a.parts)
+	if a.atom != nil {
+		n = len(b.parts)
+	}
+	as, bs := t.split(out, a, n), t.split(out, b, n)
+	parts := make([]*cot, n)
+	for i := range parts {
+		parts[i] = t.add(out, as[i], bs[i])
+	}
+	return &cot{parts: parts}
+}
+
+// addInto returns acc plus c.
+func (t *trans) addInto(out *[]ir.Expr, acc ir.Expr, c *cot) ir.Expr {
+	p := acc.Pos()
+	switch {
+	case c == nil:
+		return acc
+	case c.atom != nil:
+		return ir.MkPrim(p, "$addTo", acc, c.atom)
+	}
+	tt := acc.Type()
+	fields := make([]*ir.Var, len(c.parts))
+	for i := range fields {
+		fields[i] = t.ns.FreshVar(p, "acc", tt.Elems[i])
+	}
+	*out = append(*out, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: acc})
+	sums := make([]ir.Expr, len(fields))
+	for i, f := range fields {
+		sums[i] = t.addInto(out, ir.Ref(p, f), c.parts[i])
+	}
+	return ir.MkTuple(p, sums...)
+}
+
+// rev emits R[[b]] into out, the statements in reverse order: env holds
+// the cotangents of the variables consumed after the statement (each
+// produced once: single use), and on return those of b's inputs.
+func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
+	take := func(v *ir.Var) *cot {
+		c := env[v.Name]
+		delete(env, v.Name)
+		return c
+	}
+	for i := len(b.Stmts) - 1; i >= 0; i-- {
+		switch s := b.Stmts[i].(type) {
+		case *Call:
+			t.revCall(s, take(s.Out), env, out)
+		case *Const:
+			take(s.Out)
+		case *Dup:
+			env[s.In.Name] = t.add(out, take(s.Out1), take(s.Out2))
+		case *Elim:
+			env[s.In.Name] = nil
+		case *Tuple:
+			parts := t.split(out, take(s.Out), len(s.Elems))
+			for k, v := range s.Elems {
+				env[v.Name] = parts[k]
+			}
+		case *Untuple:
+			parts := make([]*cot, len(s.Elems))
+			any := false
+			for k, v := range s.Elems {
+				parts[k] = take(v)
+				any = any || parts[k] != nil
+			}
+			if any {
+				env[s.In.Name] = &cot{parts: parts}
+			} else {
+				env[s.In.Name] = nil
+			}
+		case *Assert:
+		case *Case:
+			t.revCase(s, take(s.Out), env, out)
+		}
+	}
+}
+
+// revCall is the reverse of b = Call f a: for a primitive, the transposes
+// of its derivative rules applied to b's cotangent (lmApplyR, which the
+// optimiser's eliminate-lm turns into code), the values they read
+// recorded; for a ks function g, [sufrevpass g] of the record
+// [suffwdpass g] made.
+func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
+	p := s.P
+	active := false
+	for _, a := range s.Args {
+		active = active || differentiable(a.T)
+	}
+	if db == nil || !active || !differentiable(s.Out.T) {
+		return // zero in, zero out: a primal call, no record
+	}
+	dbv := t.materialise(out, db, s.Out.T, t.shapeOf(s.Out))
+	if s.Fn != nil {
+		fwd, rev, err := t.res.Passes(s.Fn, p)
+		if err != nil {
+			panic(&NotProcedure{Pos: p, Why: err.Error()})
+		}
+		rec := t.ns.FreshVar(p, "bog", fwd.Result.Elems[1])
+		t.tapes[s] = rec
+		t.def[rec.Name] = t.def[s.Out.Name]
+		t.record(rec)
+		da := t.bind(out, "d", ir.CallFunc(p, rev, dbv, ir.Ref(p, rec)))
+		if len(s.Args) == 1 {
+			env[s.Args[0].Name] = &cot{atom: da}
+			return
+		}
+		for k, c := range t.split(out, &cot{atom: da}, len(s.Args)) {
+			env[s.Args[k].Name] = c
+		}
+		return
+	}
+	pr := s.Prim
+	params := make([]*ir.Var, 0, len(s.Args)+1)
+	subst := map[string]ir.Expr{}
+	for i, a := range s.Args {
+		name := fmt.Sprintf("x%d", i)
+		params = append(params, &ir.Var{T: a.T, Name: name})
+		subst[name] = ir.Ref(p, a)
+	}
+	params = append(params, &ir.Var{T: s.Out.T, Name: "r"})
+	subst["r"] = ir.Ref(p, s.Out)
+	for k, a := range s.Args {
+		if !differentiable(a.T) {
+			continue
+		}
+		if pr.D == nil {
+			panic(&NotProcedure{Pos: p, Why: "ksc has no derivative for " + pr.String()})
+		}
+		if k >= len(pr.D) || pr.D[k] == "" {
+			continue
+		}
+		m, err := t.res.Rule(pr, k, params)
+		if err != nil {
+			panic(&NotProcedure{Pos: p, Why: fmt.Sprintf("the derivative rule of %s: %v", pr, err)})
+		}
+		m = ir.Subst(ir.Copy(m, p), subst)
+		for name := range ir.FreeVars(m) {
+			for _, v := range append([]*ir.Var{s.Out}, s.Args...) {
+				if v.Name == name {
+					t.record(v)
+				}
+			}
+		}
+		env[a.Name] = &cot{atom: t.bind(out, "d", ir.MkPrim(p, "lmApplyR", dbv, m))}
+	}
+}
+
+// revCase is the reverse of r = Case c (Then | Else): the case records
+// which branch ran and that branch's tape (a variant), and the reverse
+// pass runs that branch's reverse. A variable the branches consume gets
+// a cotangent if either branch gives it one (zero from the other).
+func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
+	p := s.P
+	type side struct {
+		items []ir.Expr
+		env   map[string]*cot
+		tape  *btape
+	}
+	var sides [2]side
+	for i, br := range []*Block{s.Then, s.Else} {
+		tp := t.newTape(br, nil)
+		e := map[string]*cot{br.Result.Name: dr}
+		var items []ir.Expr
+		t.rev(br, e, &items, tp)
+		sides[i] = side{items, e, tp}
+	}
+	var live []*ir.Var
+	for _, v := range s.Free {
+		if sides[0].env[v.Name] != nil || sides[1].env[v.Name] != nil {
+			live = append(live, v)
+		}
+	}
+	if len(live) == 0 {
+		return // nothing flows back through the case: it runs as primal code
+	}
+	vt := types.VariantOf(sides[0].tape.typ(), sides[1].tape.typ())
+	rec := t.ns.FreshVar(p, "case", vt)
+	t.variant[s] = rec
+	t.def[rec.Name] = t.def[s.Out.Name]
+	t.record(rec)
+	branch := func(k int, get string) ir.Expr {
+		sd := sides[k]
+		items := sd.items
+		vals := make([]ir.Expr, len(live))
+		for i, v := range live {
+			vals[i] = t.materialise(&items, sd.env[v.Name], v.T, t.shapeOf(v))
+		}
+		return sd.tape.unpack(ir.MkPrim(p, get, ir.Ref(p, rec)), ir.WrapChain(items, ir.MkTuple(p, vals...)))
+	}
+	thenR, elseR := branch(0, "$outl"), branch(1, "$outr")
+	vars := make([]*ir.Var, len(live))
+	for i, v := range live {
+		dt, _ := types.Tangent(v.T)
+		vars[i] = t.ns.FreshVar(p, "d", dt)
+		env[v.Name] = &cot{atom: ir.Ref(p, vars[i])}
+	}
+	*out = append(*out, &ir.Let{P: p, Vars: vars, Pattern: true,
+		Rhs: ir.MkIf(p, ir.MkPrim(p, "$isl", ir.Ref(p, rec)), thenR, elseR)})
+}
+
+// fwd emits F[[b]]: b's statements as lets, a split call through
+// [suffwdpass g] with its record bound, a case recording its branch; it
+// returns the lets, b's result and b's tape.
+func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
+	var items []ir.Expr
+	let := func(p ir.Pos, v *ir.Var, e ir.Expr) {
+		items = append(items, &ir.Let{P: p, Vars: []*ir.Var{v}, Rhs: e})
+	}
+	refs := func(p ir.Pos, vs []*ir.Var) []ir.Expr {
+		out := make([]ir.Expr, len(vs))
+		for i, v := range vs {
+			out[i] = ir.Ref(p, v)
+		}
+		return out
+	}
+	for _, st := range b.Stmts {
+		switch s := st.(type) {
+		case *Call:
+			var call ir.Expr
+			if s.Fn != nil {
+				if rec := t.tapes[s]; rec != nil && !t.noTapes {
+					fwd, _, _ := t.res.Passes(s.Fn, s.P)
+					items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{s.Out, rec}, Pattern: true,
+						Rhs: ir.CallFunc(s.P, fwd, refs(s.P, s.Args)...)})
+					continue
+				}
+				call = ir.CallFunc(s.P, s.Fn, refs(s.P, s.Args)...)
+			} else {
+				call = &ir.Call{P: s.P, T: s.Out.T, Prim: s.Prim, Args: refs(s.P, s.Args)}
+			}
+			let(s.P, s.Out, call)
+		case *Const:
+			let(s.P, s.Out, s.Val)
+		case *Dup:
+			let(s.P, s.Out1, ir.Ref(s.P, s.In))
+			let(s.P, s.Out2, ir.Ref(s.P, s.In))
+		case *Elim:
+		case *Tuple:
+			let(s.P, s.Out, ir.MkTuple(s.P, refs(s.P, s.Elems)...))
+		case *Untuple:
+			items = append(items, &ir.Let{P: s.P, Vars: s.Elems, Pattern: true, Rhs: ir.Ref(s.P, s.In)})
+		case *Assert:
+			items = append(items, &ir.Assert{P: s.P, Cond: ir.Ref(s.P, s.Cond), Msg: s.Msg})
+		case *Case:
+			rec := t.variant[s]
+			if rec == nil || t.noTapes {
+				// Nothing of the branches is needed backwards.
+				then := t.primal(s.Then)
+				els := t.primal(s.Else)
+				let(s.P, s.Out, ir.MkIf(s.P, ir.Ref(s.P, s.Cond), then, els))
+				continue
+			}
+			vt := rec.T
+			branch := func(br *Block, inj string) ir.Expr {
+				bi, v, tv := t.fwd(br, t.btapes[br])
+				var rv ir.Expr
+				if inj == "$inl" {
+					rv = ir.MkPrim(s.P, "$inl", tv, &ir.Dummy{P: s.P, T: vt.Elems[1]})
+				} else {
+					rv = ir.MkPrim(s.P, "$inr", &ir.Dummy{P: s.P, T: vt.Elems[0]}, tv)
+				}
+				return ir.WrapChain(bi, ir.MkTuple(s.P, ir.Ref(s.P, v), rv))
+			}
+			items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{s.Out, rec}, Pattern: true,
+				Rhs: ir.MkIf(s.P, ir.Ref(s.P, s.Cond), branch(s.Then, "$inl"), branch(s.Else, "$inr"))})
+		}
+	}
+	for i, sh := range tp.shapes {
+		v := tp.shOf[i]
+		let(sh.P, sh, ir.MkPrim(sh.P, "$shape", ir.Ref(sh.P, v)))
+	}
+	return items, b.Result, ir.MkTuple(b.Result.P, refs(b.Result.P, tp.rec)...)
+}
+
+// primal returns a block's F without a tape (a branch nothing of which
+// the reverse pass reads).
+func (t *trans) primal(b *Block) ir.Expr {
+	saved := t.noTapes
+	t.noTapes = true
+	items, v, _ := t.fwd(b, &btape{b: b})
+	t.noTapes = saved
+	return ir.WrapChain(items, ir.Ref(v.P, v))
+}
