@@ -21,12 +21,15 @@ type procResolver struct {
 	d *deriver
 }
 
-func (r procResolver) Passes(g *ir.Func, p ir.Pos) (fwd, rev *ir.Func, err error) {
+func (r procResolver) Passes(g *ir.Func, p ir.Pos) (fwd, rev, revAcc *ir.Func, err error) {
 	if fwd, err = r.d.need("suffwdpass", g, p); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	rev, err = r.d.need("sufrevpass", g, p)
-	return fwd, rev, err
+	if rev, err = r.d.need("sufrevpass", g, p); err != nil {
+		return nil, nil, nil, err
+	}
+	revAcc, err = r.d.need("bogrev", g, p)
+	return fwd, rev, revAcc, err
 }
 
 func (r procResolver) Rule(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error) {

@@ -9,9 +9,9 @@ import (
 
 // A Resolver gives the reverse translation what it needs of the program.
 type Resolver interface {
-	// Passes returns [suffwdpass g] and [sufrevpass g], g's split passes,
-	// for a call of g whose reverse pass is needed.
-	Passes(g *ir.Func, pos ir.Pos) (fwd, rev *ir.Func, err error)
+	// Passes returns [suffwdpass g], [sufrevpass g] and [bogrev g], g's
+	// split passes, for a call of g whose reverse pass is needed.
+	Passes(g *ir.Func, pos ir.Pos) (fwd, rev, revAcc *ir.Func, err error)
 	// Rule returns the derivative rule of part k of a primitive (Prim.D),
 	// type-checked over the parameters x0, x1, ... and r.
 	Rule(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error)
@@ -51,61 +51,85 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 			s, err = nil, np
 		}
 	}()
-	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, tapes: map[*Call]*ir.Var{}, variant: map[*Case]*ir.Var{}}
+	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, tapes: map[*Call]*ir.Var{},
+		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}}
 	top := t.newTape(b, params)
-	env := map[string]*cot{b.Result.Name: {atom: ir.Ref(dr.P, dr)}}
-	var items []ir.Expr
-	t.rev(b, env, &items, top)
 	p := b.Result.P
-
-	// Both endings before the tape is fixed: the zero gradient reads the
-	// shapes of the parameters.
+	// A parameter holding a tensor accumulates its cotangent in place
+	// from an accumulator each pass binds first: [bogrev f]'s acc, or
+	// zeros in [sufrevpass f].
+	accIn := make([]*ir.Var, len(params))
+	for i, v := range params {
+		if t.accMode(v) {
+			dt, _ := types.Tangent(v.T)
+			accIn[i] = ns.FreshVar(p, "acc", dt)
+			t.acc[v.Name] = ir.Ref(p, accIn[i])
+		}
+	}
+	env := map[string]*cot{}
+	var items []ir.Expr
+	t.contribute(&items, env, b.Result, &cot{atom: ir.Ref(dr.P, dr)})
+	t.rev(b, env, &items, top)
 	grads := make([]*cot, len(params))
 	for i, v := range params {
-		grads[i] = env[v.Name]
+		if accIn[i] != nil {
+			grads[i] = &cot{atom: t.acc[v.Name], owned: true}
+		} else {
+			grads[i] = env[v.Name]
+		}
 	}
-	accItems := append([]ir.Expr(nil), items...)
-	var sum ir.Expr
-	if len(params) == 1 {
-		sum = t.addInto(&accItems, ir.Ref(p, acc), grads[0])
-	} else {
+
+	// Both passes' prologues and endings before the tape is fixed: the
+	// zero gradient reads the shapes of the parameters.
+	var accPro, zeroPro, accEnd, zeroEnd []ir.Expr
+	accFields := []ir.Expr{ir.Ref(p, acc)}
+	if len(params) > 1 {
 		fields := make([]*ir.Var, len(params))
 		for i, v := range params {
 			dt, _ := types.Tangent(v.T)
 			fields[i] = ns.FreshVar(p, "acc", dt)
 		}
-		accItems = append(accItems, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: ir.Ref(p, acc)})
-		sums := make([]ir.Expr, len(params))
-		for i := range params {
-			sums[i] = t.addInto(&accItems, ir.Ref(p, fields[i]), grads[i])
+		accPro = append(accPro, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: ir.Ref(p, acc)})
+		accFields = make([]ir.Expr, len(params))
+		for i, f := range fields {
+			accFields[i] = ir.Ref(p, f)
 		}
-		sum = ir.MkTuple(p, sums...)
 	}
-	zeroItems := append([]ir.Expr(nil), items...)
+	sums := make([]ir.Expr, len(params))
 	grad := make([]ir.Expr, len(params))
 	for i, v := range params {
-		grad[i] = t.materialise(&zeroItems, grads[i], v.T, t.shapeOf(v))
+		if accIn[i] != nil {
+			accPro = append(accPro, &ir.Let{P: p, Vars: []*ir.Var{accIn[i]}, Rhs: accFields[i]})
+			zeroPro = append(zeroPro, &ir.Let{P: p, Vars: []*ir.Var{accIn[i]}, Rhs: zero(p, v.T, t.shapeOf(v))})
+			sums[i], grad[i] = grads[i].atom, grads[i].atom
+			continue
+		}
+		sums[i] = t.addInto(&accEnd, accFields[i], grads[i])
+		grad[i] = t.materialise(&zeroEnd, grads[i], v.T, t.shapeOf(v))
 	}
-	var whole ir.Expr
-	if len(params) == 1 {
-		whole = grad[0]
-	} else {
-		whole = ir.MkTuple(p, grad...)
+	sum, whole := sums[0], grad[0]
+	if len(params) > 1 {
+		sum, whole = ir.MkTuple(p, sums...), ir.MkTuple(p, grad...)
 	}
+	revAcc := ir.WrapChain(accPro, ir.WrapChain(items, ir.WrapChain(accEnd, sum)))
+	rev := ir.WrapChain(zeroPro, ir.Copy(ir.WrapChain(items, ir.WrapChain(zeroEnd, whole)), ir.Pos{}))
 
 	fwdItems, value, tapeVal := t.fwd(b, top)
 	tape := ns.FreshVar(p, "tape", tapeVal.Type())
 	s = &Split{Fwd: ir.WrapChain(fwdItems, ir.MkTuple(p, ir.Ref(p, value), tapeVal)), Tape: tape}
-	s.RevAcc = top.unpack(ir.Ref(p, tape), ir.WrapChain(accItems, sum))
-	s.Rev = top.unpack(ir.Ref(p, tape), ir.Copy(ir.WrapChain(zeroItems, whole), ir.Pos{}))
+	s.RevAcc = top.unpack(ir.Ref(p, tape), revAcc)
+	s.Rev = top.unpack(ir.Ref(p, tape), rev)
 	return s, nil
 }
 
-// A cot is a cotangent as the translation knows it: nil is zero, atom a
-// variable holding it, parts a tuple's cotangent field by field.
+// A cot is a cotangent as the translation knows it: nil is zero, atom
+// an expression holding it (a variable, or an expression used once),
+// parts a tuple's cotangent field by field. owned says no other value
+// shares atom's storage, so an accumulator may start as it.
 type cot struct {
 	atom  ir.Expr
 	parts []*cot
+	owned bool
 }
 
 // A btape is what F binds in one block for R to read: recorded variables
@@ -121,14 +145,18 @@ type btape struct {
 }
 
 type trans struct {
-	res     Resolver
-	ns      *ir.Names
-	def     map[string]*btape  // the tape of the block binding a variable
-	root    map[string]*ir.Var // the variable a copy Dup made copies
-	tapes   map[*Call]*ir.Var  // the record of a split call
-	variant map[*Case]*ir.Var  // the record of a case: which branch ran, and its tape
-	btapes  map[*Block]*btape  // the tape of each block
-	noTapes bool               // F of a block whose tape nothing reads
+	res  Resolver
+	ns   *ir.Names
+	def  map[string]*btape  // the tape of the block binding a variable
+	root map[string]*ir.Var // the variable a copy Dup made copies
+	// acc holds the accumulators started: for a variable holding a
+	// tensor (accMode), by the name of the variable its copies copy, the
+	// sum of its uses' cotangents so far, added into in place.
+	acc     map[string]ir.Expr
+	tapes   map[*Call]*ir.Var // the record of a split call
+	variant map[*Case]*ir.Var // the record of a case: which branch ran, and its tape
+	btapes  map[*Block]*btape // the tape of each block
+	noTapes bool              // F of a block whose tape nothing reads
 }
 
 func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
@@ -341,9 +369,54 @@ func (t *trans) addInto(out *[]ir.Expr, acc ir.Expr, c *cot) ir.Expr {
 	return ir.MkTuple(p, sums...)
 }
 
+// accMode reports whether v's cotangent is accumulated in place: v holds
+// a tensor, so a value per use (a one-hot vector for an index) would
+// cost the tensor's size each time.
+func (t *trans) accMode(v *ir.Var) bool {
+	return differentiable(v.T) && !v.T.IsUniform()
+}
+
+// rootOf returns the variable a copy copies, or v.
+func (t *trans) rootOf(v *ir.Var) *ir.Var {
+	if r := t.root[v.Name]; r != nil {
+		return r
+	}
+	return v
+}
+
+// contribute gives v, consumed by the statement being reversed, the
+// cotangent c: in env, or added into the accumulator of the variable v
+// copies (started, from zeros or as c itself if c owns its storage).
+func (t *trans) contribute(out *[]ir.Expr, env map[string]*cot, v *ir.Var, c *cot) {
+	if !t.accMode(v) {
+		if c != nil && c.atom != nil {
+			if _, ok := c.atom.(*ir.Var); !ok {
+				c = &cot{atom: t.bind(out, "d", c.atom), owned: true}
+			}
+		}
+		env[v.Name] = c
+		return
+	}
+	if c == nil {
+		return
+	}
+	r := t.rootOf(v)
+	cur := t.acc[r.Name]
+	if cur == nil {
+		if _, ok := c.atom.(*ir.Var); ok && c.owned {
+			t.acc[r.Name] = c.atom
+			return
+		}
+		cur = t.bind(out, "acc", zero(r.P, r.T, t.shapeOf(r)))
+	}
+	t.acc[r.Name] = t.bind(out, "acc", t.addInto(out, cur, c))
+}
+
 // rev emits R[[b]] into out, the statements in reverse order: env holds
 // the cotangents of the variables consumed after the statement (each
-// produced once: single use), and on return those of b's inputs.
+// produced once: single use), and on return those of b's inputs; a
+// variable in accMode has its cotangent in its accumulator instead,
+// which becomes its value where the variable is bound.
 func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 	take := func(v *ir.Var) *cot {
 		c := env[v.Name]
@@ -351,19 +424,30 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 		return c
 	}
 	for i := len(b.Stmts) - 1; i >= 0; i-- {
-		switch s := b.Stmts[i].(type) {
+		st := b.Stmts[i]
+		if _, ok := st.(*Dup); !ok {
+			for _, o := range st.Outs() {
+				if a := t.acc[o.Name]; a != nil && t.accMode(o) {
+					env[o.Name] = &cot{atom: a, owned: true}
+					delete(t.acc, o.Name)
+				}
+			}
+		}
+		switch s := st.(type) {
 		case *Call:
 			t.revCall(s, take(s.Out), env, out)
 		case *Const:
 			take(s.Out)
 		case *Dup:
-			env[s.In.Name] = t.add(out, take(s.Out1), take(s.Out2))
+			if !t.accMode(s.In) {
+				env[s.In.Name] = t.add(out, take(s.Out1), take(s.Out2))
+			}
 		case *Elim:
-			env[s.In.Name] = nil
+			t.contribute(out, env, s.In, nil)
 		case *Tuple:
 			parts := t.split(out, take(s.Out), len(s.Elems))
 			for k, v := range s.Elems {
-				env[v.Name] = parts[k]
+				t.contribute(out, env, v, parts[k])
 			}
 		case *Untuple:
 			parts := make([]*cot, len(s.Elems))
@@ -373,9 +457,9 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 				any = any || parts[k] != nil
 			}
 			if any {
-				env[s.In.Name] = &cot{parts: parts}
+				t.contribute(out, env, s.In, &cot{parts: parts})
 			} else {
-				env[s.In.Name] = nil
+				t.contribute(out, env, s.In, nil)
 			}
 		case *Assert:
 		case *Case:
@@ -386,9 +470,10 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 
 // revCall is the reverse of b = Call f a: for a primitive, the transposes
 // of its derivative rules applied to b's cotangent (lmApplyR, which the
-// optimiser's eliminate-lm turns into code), the values they read
-// recorded; for a ks function g, [sufrevpass g] of the record
-// [suffwdpass g] made.
+// optimiser's eliminate-lm turns into code, in place where added into an
+// accumulator), the values they read recorded; for a ks function g,
+// [sufrevpass g] of the record [suffwdpass g] made, or [bogrev g] adding
+// into the accumulators of its tensor arguments.
 func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 	p := s.P
 	active := false
@@ -399,23 +484,11 @@ func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 		return // zero in, zero out: a primal call, no record
 	}
 	dbv := t.materialise(out, db, s.Out.T, t.shapeOf(s.Out))
+	if _, ok := dbv.(*ir.Var); !ok {
+		dbv = t.bind(out, "d", dbv)
+	}
 	if s.Fn != nil {
-		fwd, rev, err := t.res.Passes(s.Fn, p)
-		if err != nil {
-			panic(&NotProcedure{Pos: p, Why: err.Error()})
-		}
-		rec := t.ns.FreshVar(p, "bog", fwd.Result.Elems[1])
-		t.tapes[s] = rec
-		t.def[rec.Name] = t.def[s.Out.Name]
-		t.record(rec)
-		da := t.bind(out, "d", ir.CallFunc(p, rev, dbv, ir.Ref(p, rec)))
-		if len(s.Args) == 1 {
-			env[s.Args[0].Name] = &cot{atom: da}
-			return
-		}
-		for k, c := range t.split(out, &cot{atom: da}, len(s.Args)) {
-			env[s.Args[k].Name] = c
-		}
+		t.revFunc(s, dbv, env, out)
 		return
 	}
 	pr := s.Prim
@@ -450,58 +523,162 @@ func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 				}
 			}
 		}
-		env[a.Name] = &cot{atom: t.bind(out, "d", ir.MkPrim(p, "lmApplyR", dbv, m))}
+		t.contribute(out, env, a, &cot{atom: ir.MkPrim(p, "lmApplyR", dbv, m), owned: true})
+	}
+}
+
+// revFunc is the reverse of a call of a ks function g.
+func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Expr) {
+	p := s.P
+	fwd, rev, revAcc, err := t.res.Passes(s.Fn, p)
+	if err != nil {
+		panic(&NotProcedure{Pos: p, Why: err.Error()})
+	}
+	rec := t.tapes[s]
+	if rec == nil {
+		rec = t.ns.FreshVar(p, "bog", fwd.Result.Elems[1])
+		t.tapes[s] = rec
+		t.def[rec.Name] = t.def[s.Out.Name]
+	}
+	t.record(rec)
+	n := len(s.Args)
+	inAcc := make([]bool, n)
+	accs := make([]ir.Expr, n)
+	taken := map[string]bool{}
+	any := false
+	for k, a := range s.Args {
+		r := t.rootOf(a)
+		if t.accMode(a) && !taken[r.Name] {
+			taken[r.Name] = true
+			inAcc[k], any = true, true
+			cur := t.acc[r.Name]
+			if cur == nil {
+				cur = t.bind(out, "acc", zero(p, r.T, t.shapeOf(r)))
+			}
+			delete(t.acc, r.Name)
+			accs[k] = cur
+		} else {
+			accs[k] = zero(p, a.T, t.shapeOf(a))
+		}
+	}
+	var da ir.Expr
+	if any {
+		acc := accs[0]
+		if n > 1 {
+			acc = ir.MkTuple(p, accs...)
+		}
+		da = t.bind(out, "d", ir.CallFunc(p, revAcc, dbv, ir.Ref(p, rec), acc))
+	} else {
+		da = t.bind(out, "d", ir.CallFunc(p, rev, dbv, ir.Ref(p, rec)))
+	}
+	parts := []*cot{{atom: da, owned: true}}
+	if n > 1 {
+		parts = t.split(out, parts[0], n)
+		for _, c := range parts {
+			c.owned = true
+		}
+	}
+	for k, a := range s.Args {
+		if inAcc[k] {
+			t.acc[t.rootOf(a).Name] = parts[k].atom
+		} else {
+			t.contribute(out, env, a, parts[k])
+		}
 	}
 }
 
 // revCase is the reverse of r = Case c (Then | Else): the case records
 // which branch ran and that branch's tape (a variant), and the reverse
 // pass runs that branch's reverse. A variable the branches consume gets
-// a cotangent if either branch gives it one (zero from the other).
+// a cotangent if either branch gives it one (zero from the other), and
+// an accumulator either branch adds into is passed through both.
 func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	p := s.P
 	type side struct {
 		items []ir.Expr
 		env   map[string]*cot
 		tape  *btape
+		acc   map[string]ir.Expr
 	}
+	before := t.acc
 	var sides [2]side
 	for i, br := range []*Block{s.Then, s.Else} {
-		tp := t.newTape(br, nil)
-		e := map[string]*cot{br.Result.Name: dr}
+		tp := t.btapes[br]
+		if tp == nil {
+			tp = t.newTape(br, nil)
+		}
+		t.acc = map[string]ir.Expr{}
+		for k, v := range before {
+			t.acc[k] = v
+		}
+		e := map[string]*cot{}
 		var items []ir.Expr
+		t.contribute(&items, e, br.Result, dr)
 		t.rev(br, e, &items, tp)
-		sides[i] = side{items, e, tp}
+		sides[i] = side{items, e, tp, t.acc}
 	}
+	t.acc = before
 	var live []*ir.Var
 	for _, v := range s.Free {
-		if sides[0].env[v.Name] != nil || sides[1].env[v.Name] != nil {
+		if !t.accMode(v) && (sides[0].env[v.Name] != nil || sides[1].env[v.Name] != nil) {
 			live = append(live, v)
 		}
 	}
-	if len(live) == 0 {
+	// The accumulators a branch started or added into, in a fixed order.
+	var threaded []*ir.Var
+	seen := map[string]bool{}
+	for _, sd := range sides {
+		for _, v := range s.Free {
+			r := t.rootOf(v)
+			if seen[r.Name] || !t.accMode(r) {
+				continue
+			}
+			if a := sd.acc[r.Name]; a != nil && (before[r.Name] == nil || !ir.Equal(a, before[r.Name])) {
+				seen[r.Name] = true
+				threaded = append(threaded, r)
+			}
+		}
+	}
+	if len(live) == 0 && len(threaded) == 0 {
 		return // nothing flows back through the case: it runs as primal code
 	}
 	vt := types.VariantOf(sides[0].tape.typ(), sides[1].tape.typ())
-	rec := t.ns.FreshVar(p, "case", vt)
-	t.variant[s] = rec
-	t.def[rec.Name] = t.def[s.Out.Name]
+	rec := t.variant[s]
+	if rec == nil {
+		rec = t.ns.FreshVar(p, "case", vt)
+		t.variant[s] = rec
+		t.def[rec.Name] = t.def[s.Out.Name]
+	}
 	t.record(rec)
 	branch := func(k int, get string) ir.Expr {
 		sd := sides[k]
 		items := sd.items
-		vals := make([]ir.Expr, len(live))
-		for i, v := range live {
-			vals[i] = t.materialise(&items, sd.env[v.Name], v.T, t.shapeOf(v))
+		vals := make([]ir.Expr, 0, len(live)+len(threaded))
+		for _, v := range live {
+			vals = append(vals, t.materialise(&items, sd.env[v.Name], v.T, t.shapeOf(v)))
+		}
+		for _, r := range threaded {
+			a := sd.acc[r.Name]
+			if a == nil {
+				a = zero(p, r.T, t.shapeOf(r))
+			}
+			vals = append(vals, a)
 		}
 		return sd.tape.unpack(ir.MkPrim(p, get, ir.Ref(p, rec)), ir.WrapChain(items, ir.MkTuple(p, vals...)))
 	}
 	thenR, elseR := branch(0, "$outl"), branch(1, "$outr")
-	vars := make([]*ir.Var, len(live))
-	for i, v := range live {
+	vars := make([]*ir.Var, 0, len(live)+len(threaded))
+	for _, v := range live {
 		dt, _ := types.Tangent(v.T)
-		vars[i] = t.ns.FreshVar(p, "d", dt)
-		env[v.Name] = &cot{atom: ir.Ref(p, vars[i])}
+		d := t.ns.FreshVar(p, "d", dt)
+		vars = append(vars, d)
+		env[v.Name] = &cot{atom: ir.Ref(p, d), owned: true}
+	}
+	for _, r := range threaded {
+		dt, _ := types.Tangent(r.T)
+		d := t.ns.FreshVar(p, "acc", dt)
+		vars = append(vars, d)
+		t.acc[r.Name] = ir.Ref(p, d)
 	}
 	*out = append(*out, &ir.Let{P: p, Vars: vars, Pattern: true,
 		Rhs: ir.MkIf(p, ir.MkPrim(p, "$isl", ir.Ref(p, rec)), thenR, elseR)})
@@ -528,7 +705,7 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 			var call ir.Expr
 			if s.Fn != nil {
 				if rec := t.tapes[s]; rec != nil && !t.noTapes {
-					fwd, _, _ := t.res.Passes(s.Fn, s.P)
+					fwd, _, _, _ := t.res.Passes(s.Fn, s.P)
 					items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{s.Out, rec}, Pattern: true,
 						Rhs: ir.CallFunc(s.P, fwd, refs(s.P, s.Args)...)})
 					continue

@@ -34,6 +34,20 @@ var costTable = flag.Bool("cost.table", false, "TestDerivativeCostGrowth: log ev
 // inputs cannot be scaled (it reads fixed sizes) fails at the larger
 // size and is left out, and the test wants most of the corpus checked.
 func TestDerivativeCostGrowth(t *testing.T) {
+	derivativeCostGrowth(t, driver.Options{})
+}
+
+// TestSUFCostGrowth is TestDerivativeCostGrowth with split reverse mode's
+// passes translated from the single-use form (--rev=suf, package proc)
+// where a function has no loop.
+func TestSUFCostGrowth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	derivativeCostGrowth(t, driver.Options{Rev: "suf"})
+}
+
+func derivativeCostGrowth(t *testing.T, opts driver.Options) {
 	var mu sync.Mutex
 	checked, left := 0, 0
 	seen := map[string]bool{}
@@ -41,7 +55,7 @@ func TestDerivativeCostGrowth(t *testing.T) {
 		for _, file := range programFiles(t, "ad") {
 			t.Run(strings.TrimSuffix(filepath.Base(file), ".ks"), func(t *testing.T) {
 				t.Parallel()
-				c, l := costGrowth(t, file, seen, &mu)
+				c, l := costGrowth(t, file, seen, &mu, opts)
 				mu.Lock()
 				checked, left = checked+c, left+l
 				mu.Unlock()
@@ -73,9 +87,9 @@ var knownGrowth = map[string]string{
 // costGrowth checks the functions of one file for TestDerivativeCostGrowth,
 // returning how many it checked and left out, and noting in seen the
 // derivatives of knownGrowth that still grow.
-func costGrowth(t *testing.T, file string, seen map[string]bool, mu *sync.Mutex) (checked, left int) {
+func costGrowth(t *testing.T, file string, seen map[string]bool, mu *sync.Mutex, opts driver.Options) (checked, left int) {
 	src, checks := fileChecks(t, file)
-	prog := costProgram(t, file, src, checks)
+	prog := costProgram(t, file, src, checks, opts)
 	for _, c := range checks {
 		grows, ok := growth(t, file, prog, c)
 		if !ok {
@@ -173,27 +187,33 @@ func TestRandomCostGrowth(t *testing.T) {
 
 // costProgram loads file with the derivatives of its checks and
 // optimises it.
-func costProgram(t *testing.T, file, src string, checks []*check) *ir.Program {
+func costProgram(t *testing.T, file, src string, checks []*check, opts driver.Options) *ir.Program {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(src)
 	for _, c := range checks {
 		fmt.Fprintf(&b, "\n(gdef fwd [%[1]s %[2]s])\n(gdef rev [%[1]s %[2]s])\n(gdef sufrev [%[1]s %[2]s])\n", c.name, c.argType())
 	}
-	return optimisedText(t, filepath.Base(file), b.String())
+	return optimisedWith(t, filepath.Base(file), b.String(), opts)
 }
 
 // optimisedText loads the program text, saved as a file of the given
 // name, and optimises it.
 func optimisedText(t *testing.T, name, text string) *ir.Program {
 	t.Helper()
+	return optimisedWith(t, name, text, driver.Options{})
+}
+
+// optimisedWith is optimisedText with options.
+func optimisedWith(t *testing.T, name, text string, opts driver.Options) *ir.Program {
+	t.Helper()
 	tmp := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prog, err := driver.Load([]string{tmp}, driver.Derived)
+	prog, err := driver.LoadWith([]string{tmp}, driver.Derived, opts)
 	if err == nil {
-		err = driver.Optimise(prog, driver.Options{})
+		err = driver.Optimise(prog, opts)
 	}
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, text)
