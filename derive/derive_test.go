@@ -81,7 +81,7 @@ func TestDerive(t *testing.T) {
 			name: "an unknown strategy",
 			src:  g + "(gdef rev [f (Tuple Float Integer)])",
 			opts: Options{Rev: "fast"},
-			err:  `unknown reverse-mode strategy "fast" (want lm or bog)`,
+			err:  `unknown reverse-mode strategy "fast" (want lm, bog or suf)`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -164,6 +164,11 @@ func LoadWith(paths []string, stage Stage, opts Options) (*ir.Program, error) {
 
 // LoadSources is Load for sources in memory.
 func LoadSources(srcs []Source, stage Stage) (*ir.Program, error) {
+	return LoadSourcesWith(srcs, stage, Options{})
+}
+
+// LoadSourcesWith is LoadSources with options.
+func LoadSourcesWith(srcs []Source, stage Stage, opts Options) (*ir.Program, error) {
 	var files []*syntax.File
 	var errs syntax.ErrorList
 	for _, s := range srcs {
@@ -180,7 +185,7 @@ func LoadSources(srcs []Source, stage Stage) (*ir.Program, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	s := &State{Files: files, Reached: "parsed"}
+	s := &State{Files: files, Opts: opts, Reached: "parsed"}
 	err := s.Advance(string(stage))
 	return s.Prog, err
 }

@@ -160,6 +160,14 @@ func (c *conv) call(v *ir.Var, x *ir.Call) {
 		c.alias[v.Name] = c.atom(x.Args[0])
 		return
 	}
+	if x.Prim != nil && (x.Prim.Name == "build" || x.Prim.Name == "sumbuild") && len(x.Args) == 2 &&
+		x.Args[0].Type().Kind == types.Integer {
+		if lam, ok := x.Args[1].(*ir.Lam); ok {
+			n := c.atom(x.Args[0])
+			c.emit(&Loop{P: p, Kind: x.Prim.Name, Out: v, N: n, Index: lam.Param, Body: c.block(lam.Body)})
+			return
+		}
+	}
 	if x.Prim != nil && (len(x.Prim.Lams) > 0 || x.Prim.LM || x.Prim.InPlace) {
 		notProc(p, "%s is not in the procedure language", x.Prim.Name)
 	}
@@ -194,8 +202,11 @@ type linear struct {
 func (l *linear) block(b *Block, ins []*ir.Var) *Block {
 	// Free variables of each case: what its branches read from outside.
 	for _, s := range b.Stmts {
-		if c, ok := s.(*Case); ok {
-			c.Free = freeOfCase(c)
+		switch s := s.(type) {
+		case *Case:
+			s.Free = freeOfCase(s)
+		case *Loop:
+			s.Free = freeOfLoop(s)
 		}
 	}
 	count := map[string]int{}
@@ -263,6 +274,15 @@ func (l *linear) block(b *Block, ins []*ir.Var) *Block {
 			}
 			s.Then = l.block(renameBlock(s.Then, rename), s.Free)
 			s.Else = l.block(renameBlock(s.Else, rename), s.Free)
+		case *Loop:
+			s.N = use(s.N)
+			rename := map[string]string{}
+			for i, v := range s.Free {
+				w := use(v)
+				rename[v.Name] = w.Name
+				s.Free[i] = w
+			}
+			s.Body = l.block(renameBlock(s.Body, rename), append(append([]*ir.Var(nil), s.Free...), s.Index))
 		}
 		out = append(out, s)
 		for _, v := range s.Outs() {
@@ -288,6 +308,18 @@ func freeOfCase(c *Case) []*ir.Var {
 	return out
 }
 
+// freeOfLoop returns the variables a loop's body reads that it does not
+// bind, its index aside.
+func freeOfLoop(l *Loop) []*ir.Var {
+	var out []*ir.Var
+	for _, v := range free(l.Body) {
+		if v.Name != l.Index.Name {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // free returns the variables a block reads and does not bind.
 func free(b *Block) []*ir.Var {
 	bound := map[string]bool{}
@@ -303,6 +335,11 @@ func free(b *Block) []*ir.Var {
 		if c, ok := s.(*Case); ok {
 			read(c.Cond)
 			for _, v := range freeOfCase(c) {
+				read(v)
+			}
+		} else if l, ok := s.(*Loop); ok {
+			read(l.N)
+			for _, v := range freeOfLoop(l) {
 				read(v)
 			}
 		} else {
@@ -354,6 +391,8 @@ func renameBlock(b *Block, m map[string]string) *Block {
 			n = &Assert{P: s.P, Cond: r(s.Cond), Msg: s.Msg}
 		case *Case:
 			n = &Case{P: s.P, Out: s.Out, Cond: r(s.Cond), Free: rs(s.Free), Then: renameBlock(s.Then, m), Else: renameBlock(s.Else, m)}
+		case *Loop:
+			n = &Loop{P: s.P, Kind: s.Kind, Out: s.Out, N: r(s.N), Index: s.Index, Free: rs(s.Free), Body: renameBlock(s.Body, m)}
 		}
 		out.Stmts = append(out.Stmts, n)
 	}

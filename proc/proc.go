@@ -12,8 +12,9 @@
 // consumes each exactly once and produces its result.
 //
 // An if is a Case on a Bool whose two branches are blocks consuming the
-// same variables; the procedure language of the seed has no loops, and
-// FromExpr reports a lambda (a build, sumbuild or fold) as not in it.
+// same variables. The procedure language of the seed has no loops; a
+// build or sumbuild over an Integer count is a Loop here (seed 003), and
+// FromExpr reports other lambdas (a fold, say) as not in the language.
 package proc
 
 import (
@@ -94,6 +95,20 @@ type Case struct {
 	Then, Else *Block
 }
 
+// A Loop is r = build n (λi. Body) or r = sumbuild n (λi. Body) (seed
+// 003's loops): Body runs for i = 0 .. n-1 with the variables Free,
+// bound before the loop, which the loop consumes once and Body reads in
+// every iteration (a Body is single-use in each), and i.
+type Loop struct {
+	P     ir.Pos
+	Kind  string // "build" or "sumbuild"
+	Out   *ir.Var
+	N     *ir.Var
+	Index *ir.Var
+	Free  []*ir.Var
+	Body  *Block
+}
+
 // An Assert checks a Bool at run time and consumes it.
 type Assert struct {
 	P    ir.Pos
@@ -109,6 +124,7 @@ func (s *Tuple) Pos() ir.Pos   { return s.P }
 func (s *Untuple) Pos() ir.Pos { return s.P }
 func (s *Case) Pos() ir.Pos    { return s.P }
 func (s *Assert) Pos() ir.Pos  { return s.P }
+func (s *Loop) Pos() ir.Pos    { return s.P }
 
 func (s *Call) Ins() []*ir.Var    { return s.Args }
 func (s *Const) Ins() []*ir.Var   { return nil }
@@ -118,6 +134,7 @@ func (s *Tuple) Ins() []*ir.Var   { return s.Elems }
 func (s *Untuple) Ins() []*ir.Var { return []*ir.Var{s.In} }
 func (s *Case) Ins() []*ir.Var    { return append([]*ir.Var{s.Cond}, s.Free...) }
 func (s *Assert) Ins() []*ir.Var  { return []*ir.Var{s.Cond} }
+func (s *Loop) Ins() []*ir.Var    { return append([]*ir.Var{s.N}, s.Free...) }
 
 func (s *Call) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
 func (s *Const) Outs() []*ir.Var   { return []*ir.Var{s.Out} }
@@ -127,6 +144,7 @@ func (s *Tuple) Outs() []*ir.Var   { return []*ir.Var{s.Out} }
 func (s *Untuple) Outs() []*ir.Var { return s.Elems }
 func (s *Case) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
 func (s *Assert) Outs() []*ir.Var  { return nil }
+func (s *Loop) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
 
 // Check is the type system of Figure 21: given the variables ins, the
 // block consumes each variable, inputs and its own, exactly once, reads
@@ -168,6 +186,22 @@ func check(b *Block, have map[string]*ir.Var) error {
 				if !br.Result.T.Equal(c.Out.T) {
 					return fmt.Errorf("%s: a branch's result has type %s, the case's %s", c.P, br.Result.T, c.Out.T)
 				}
+			}
+		}
+		if l, ok := s.(*Loop); ok {
+			inner := map[string]*ir.Var{l.Index.Name: l.Index}
+			for _, v := range l.Free {
+				inner[v.Name] = v
+			}
+			if err := check(l.Body, inner); err != nil {
+				return err
+			}
+			want := l.Out.T
+			if l.Kind == "build" {
+				want = l.Out.T.Elem
+			}
+			if !l.Body.Result.T.Equal(want) {
+				return fmt.Errorf("%s: the body's result has type %s, the %s's element %s", l.P, l.Body.Result.T, l.Kind, want)
 			}
 		}
 		for _, v := range s.Ins() {
@@ -229,6 +263,10 @@ func format(w *strings.Builder, b *Block, in string) {
 			fmt.Fprintf(w, "(%s) = %s", names(s.Elems), s.In.Name)
 		case *Assert:
 			fmt.Fprintf(w, "Assert %s", s.Cond.Name)
+		case *Loop:
+			fmt.Fprintf(w, "%s = %s %s (λ%s consuming (%s))\n", s.Out.Name, s.Kind, s.N.Name, s.Index.Name, names(s.Free))
+			format(w, s.Body, in+"    ")
+			continue
 		case *Case:
 			fmt.Fprintf(w, "%s = Case %s consuming (%s)\n", s.Out.Name, s.Cond.Name, names(s.Free))
 			fmt.Fprintf(w, "%s  true:\n", in)

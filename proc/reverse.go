@@ -51,8 +51,9 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 			s, err = nil, np
 		}
 	}()
-	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, tapes: map[*Call]*ir.Var{},
-		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}}
+	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, elem: map[string]*part{}, tapes: map[*Call]*ir.Var{},
+		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}, forced: map[string]bool{}, avail: map[string]bool{},
+		loopTape: map[*Loop]*ir.Var{}}
 	top := t.newTape(b, params)
 	p := b.Result.P
 	// A parameter holding a tensor accumulates its cotangent in place
@@ -149,6 +150,7 @@ type trans struct {
 	ns   *ir.Names
 	def  map[string]*btape  // the tape of the block binding a variable
 	root map[string]*ir.Var // the variable a copy Dup made copies
+	elem map[string]*part   // a variable bound to a part of a tensor-holding one
 	// acc holds the accumulators started: for a variable holding a
 	// tensor (accMode), by the name of the variable its copies copy, the
 	// sum of its uses' cotangents so far, added into in place.
@@ -156,7 +158,15 @@ type trans struct {
 	tapes   map[*Call]*ir.Var // the record of a split call
 	variant map[*Case]*ir.Var // the record of a case: which branch ran, and its tape
 	btapes  map[*Block]*btape // the tape of each block
-	noTapes bool              // F of a block whose tape nothing reads
+	// forced are the variables (by the name of the variable their copies
+	// copy) accumulated inside a loop's reverse though not in accMode:
+	// the loop's state sums their cotangents over the iterations.
+	forced map[string]bool
+	// avail are the variables the reverse pass binds itself (a loop's
+	// index), which no tape records.
+	avail    map[string]bool
+	loopTape map[*Loop]*ir.Var // the per-iteration tapes of a loop
+	noTapes  bool              // F of a block whose tape nothing reads
 }
 
 func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
@@ -174,6 +184,20 @@ func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
 		for _, v := range s.Outs() {
 			t.def[v.Name] = tp
 		}
+		switch s := s.(type) {
+		case *Call:
+			if s.Prim != nil && s.Prim.Name == "index" && len(s.Args) == 2 && t.accMode(s.Out) && t.accMode(s.Args[1]) {
+				t.elem[s.Out.Name] = &part{step{Index: s.Args[0]}, s.Args[1]}
+			}
+		case *Untuple:
+			if t.accMode(s.In) {
+				for k, a := range s.Elems {
+					if t.accMode(a) {
+						t.elem[a.Name] = &part{step{Field: k + 1}, s.In}
+					}
+				}
+			}
+		}
 		if d, ok := s.(*Dup); ok {
 			r := d.In
 			if rr := t.root[r.Name]; rr != nil {
@@ -190,9 +214,15 @@ func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
 // for a copy Dup made, the variable copied (in whose block's tape the
 // copy is bound to it: one value, one field).
 func (t *trans) record(v *ir.Var) {
+	if t.avail[v.Name] {
+		return
+	}
 	if r := t.root[v.Name]; r != nil {
 		t.record(r)
 		tp := t.def[r.Name]
+		if t.avail[r.Name] {
+			tp = t.def[v.Name]
+		}
 		if !tp.seen[v.Name] {
 			tp.seen[v.Name] = true
 			tp.copies = append(tp.copies, [2]*ir.Var{{P: v.P, T: v.T, Name: v.Name}, r})
@@ -376,6 +406,12 @@ func (t *trans) accMode(v *ir.Var) bool {
 	return differentiable(v.T) && !v.T.IsUniform()
 }
 
+// accumulates reports whether v's cotangent goes into an accumulator:
+// in accMode, or summed by a loop's reverse.
+func (t *trans) accumulates(v *ir.Var) bool {
+	return t.accMode(v) || t.forced[t.rootOf(v).Name]
+}
+
 // rootOf returns the variable a copy copies, or v.
 func (t *trans) rootOf(v *ir.Var) *ir.Var {
 	if r := t.root[v.Name]; r != nil {
@@ -388,7 +424,7 @@ func (t *trans) rootOf(v *ir.Var) *ir.Var {
 // cotangent c: in env, or added into the accumulator of the variable v
 // copies (started, from zeros or as c itself if c owns its storage).
 func (t *trans) contribute(out *[]ir.Expr, env map[string]*cot, v *ir.Var, c *cot) {
-	if !t.accMode(v) {
+	if !t.accumulates(v) {
 		if c != nil && c.atom != nil {
 			if _, ok := c.atom.(*ir.Var); !ok {
 				c = &cot{atom: t.bind(out, "d", c.atom), owned: true}
@@ -401,6 +437,10 @@ func (t *trans) contribute(out *[]ir.Expr, env map[string]*cot, v *ir.Var, c *co
 		return
 	}
 	r := t.rootOf(v)
+	if t.elem[r.Name] != nil {
+		t.contributeAt(out, v, nil, c)
+		return
+	}
 	cur := t.acc[r.Name]
 	if cur == nil {
 		if _, ok := c.atom.(*ir.Var); ok && c.owned {
@@ -410,6 +450,81 @@ func (t *trans) contribute(out *[]ir.Expr, env map[string]*cot, v *ir.Var, c *co
 		cur = t.bind(out, "acc", zero(r.P, r.T, t.shapeOf(r)))
 	}
 	t.acc[r.Name] = t.bind(out, "acc", t.addInto(out, cur, c))
+}
+
+// A step is a part of a value: element Index (a variable) of a tensor,
+// or field Field (1-based) of a tuple.
+type step struct {
+	Index *ir.Var
+	Field int
+}
+
+// A part is a variable bound to a part of another, Base, which holds a
+// tensor: its cotangent goes into that part of Base's accumulator, in
+// place, as linear-map reverse mode does for (index j (index i m)), not
+// into an accumulator of its own (a zero row per element).
+type part struct {
+	step
+	Base *ir.Var
+}
+
+// key returns the variable whose accumulator v's cotangent goes into:
+// the variable its copies copy, or for a part the key of its base.
+func (t *trans) key(v *ir.Var) *ir.Var {
+	r := t.rootOf(v)
+	for t.elem[r.Name] != nil {
+		r = t.rootOf(t.elem[r.Name].Base)
+	}
+	return r
+}
+
+// contributeAt adds c into the part path of v's cotangent, following v's
+// own place in its base to the accumulator of its key.
+func (t *trans) contributeAt(out *[]ir.Expr, v *ir.Var, path []step, c *cot) {
+	r := t.rootOf(v)
+	if e := t.elem[r.Name]; e != nil {
+		if e.Index != nil {
+			t.record(e.Index)
+		}
+		t.contributeAt(out, e.Base, append([]step{e.step}, path...), c)
+		return
+	}
+	cur := t.acc[r.Name]
+	if cur == nil {
+		cur = t.bind(out, "acc", zero(r.P, r.T, t.shapeOf(r)))
+	}
+	t.acc[r.Name] = t.updateAt(out, cur, path, c)
+}
+
+// updateAt returns acc with c added into its part path, in place.
+func (t *trans) updateAt(out *[]ir.Expr, acc ir.Expr, path []step, c *cot) ir.Expr {
+	p := acc.Pos()
+	if len(path) == 0 {
+		return t.bind(out, "acc", t.addInto(out, acc, c))
+	}
+	st := path[0]
+	if st.Index != nil {
+		i := ir.Ref(p, st.Index)
+		if len(path) == 1 && c.atom != nil {
+			v := c.atom
+			if _, ok := v.(*ir.Var); !ok {
+				v = t.bind(out, "d", v)
+			}
+			return t.bind(out, "acc", ir.MkPrim(p, "$addAt", acc, i, v))
+		}
+		x := t.bind(out, "row", ir.MkPrim(p, "index", i, acc))
+		return t.bind(out, "acc", ir.MkPrim(p, "$setAt", acc, i, t.updateAt(out, x, path[1:], c)))
+	}
+	tt := acc.Type()
+	fields := make([]*ir.Var, len(tt.Elems))
+	refs := make([]ir.Expr, len(fields))
+	for k := range fields {
+		fields[k] = t.ns.FreshVar(p, "acc", tt.Elems[k])
+		refs[k] = ir.Ref(p, fields[k])
+	}
+	*out = append(*out, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: acc})
+	refs[st.Field-1] = t.updateAt(out, refs[st.Field-1], path[1:], c)
+	return t.bind(out, "acc", ir.MkTuple(p, refs...))
 }
 
 // rev emits R[[b]] into out, the statements in reverse order: env holds
@@ -439,7 +554,7 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 		case *Const:
 			take(s.Out)
 		case *Dup:
-			if !t.accMode(s.In) {
+			if !t.accumulates(s.In) {
 				env[s.In.Name] = t.add(out, take(s.Out1), take(s.Out2))
 			}
 		case *Elim:
@@ -464,6 +579,115 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 		case *Assert:
 		case *Case:
 			t.revCase(s, take(s.Out), env, out)
+		case *Loop:
+			t.revLoop(s, take(s.Out), env, out)
+		}
+	}
+}
+
+// revLoop is the reverse of a build or sumbuild (seed 003): the forward
+// pass records each iteration's tape (a vector of them), and the reverse
+// pass is an $ifold over the iterations whose state holds the
+// accumulators of the variables the body reads from outside: the
+// accumulators of tensors, passed in, and sums of the others' cotangents.
+func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
+	if dr == nil || !differentiable(s.Out.T) {
+		return
+	}
+	p := s.P
+	drv := t.materialise(out, dr, s.Out.T, t.shapeOf(s.Out))
+	if _, ok := drv.(*ir.Var); !ok {
+		drv = t.bind(out, "d", drv)
+	}
+	tp := t.btapes[s.Body]
+	if tp == nil {
+		tp = t.newTape(s.Body, []*ir.Var{s.Index})
+	}
+	t.avail[s.Index.Name] = true
+	// Placeholders for the accumulators of what the body reads from outside.
+	before := t.acc
+	t.acc = map[string]ir.Expr{}
+	for k, v := range before {
+		t.acc[k] = v
+	}
+	var cands []*ir.Var
+	forcedHere := map[string]bool{} // summed by this loop, not an outer one
+	freeOf := map[string]*ir.Var{}
+	ph := map[string]*ir.Var{}
+	for _, v := range s.Free {
+		r := t.key(v)
+		if !differentiable(r.T) || ph[r.Name] != nil {
+			continue
+		}
+		dt, _ := types.Tangent(r.T)
+		ph[r.Name] = t.ns.FreshVar(p, "acc", dt)
+		t.acc[r.Name] = ir.Ref(p, ph[r.Name])
+		if !t.accMode(r) && !t.forced[r.Name] {
+			forcedHere[r.Name] = true
+			t.forced[r.Name] = true
+		}
+		cands = append(cands, r)
+		freeOf[r.Name] = v
+	}
+	var items []ir.Expr
+	e := map[string]*cot{}
+	var elem ir.Expr = drv
+	if s.Kind == "build" {
+		elem = ir.MkPrim(p, "index", ir.Ref(p, s.Index), drv)
+	}
+	t.contribute(&items, e, s.Body.Result, &cot{atom: elem})
+	t.rev(s.Body, e, &items, tp)
+	after := t.acc
+	t.acc = before
+	for name := range forcedHere {
+		delete(t.forced, name)
+	}
+	var touched []*ir.Var
+	for _, r := range cands {
+		if a, ok := after[r.Name].(*ir.Var); !ok || a.Name != ph[r.Name].Name {
+			touched = append(touched, r)
+		}
+	}
+	if len(touched) == 0 {
+		return // nothing flows back through the loop: it runs as primal code
+	}
+	tapes := t.ns.FreshVar(p, "tapes", types.VecOf(tp.typ()))
+	t.loopTape[s] = tapes
+	t.def[tapes.Name] = t.def[s.Out.Name]
+	t.record(tapes)
+	t.record(s.N)
+	// The state: the accumulators touched, from the ones started before
+	// the loop (the loop takes them over) or zeros.
+	inits := make([]ir.Expr, len(touched))
+	phs := make([]*ir.Var, len(touched))
+	finals := make([]ir.Expr, len(touched))
+	sts := make([]*types.Type, len(touched))
+	for k, r := range touched {
+		phs[k], finals[k], sts[k] = ph[r.Name], after[r.Name], ph[r.Name].T
+		if a := before[r.Name]; a != nil {
+			inits[k] = a
+			delete(t.acc, r.Name)
+		} else {
+			inits[k] = zero(p, r.T, t.shapeOf(r))
+		}
+	}
+	stT := types.TupleOf(sts...)
+	si := t.ns.FreshVar(p, "s_i", types.TupleOf(stT, types.IntegerType))
+	st := t.ns.FreshVar(p, "st", stT)
+	rec := t.ns.FreshVar(p, "rec", tp.typ())
+	body := ir.WrapChain(items, ir.MkTuple(p, finals...))
+	body = tp.unpack(ir.Ref(p, rec), body)
+	body = ir.MkLet(p, rec, ir.MkPrim(p, "index", ir.Ref(p, s.Index), ir.Ref(p, tapes)), body)
+	body = &ir.Let{P: p, Vars: phs, Pattern: true, Rhs: ir.Ref(p, st), Body: body}
+	body = &ir.Let{P: p, Vars: []*ir.Var{st, {P: p, T: s.Index.T, Name: s.Index.Name}}, Pattern: true, Rhs: ir.Ref(p, si), Body: body}
+	res := t.bind(out, "st", ir.MkPrim(p, "$ifold", ir.Ref(p, s.N), ir.MkTuple(p, inits...), ir.MkLam(p, si, body)))
+	for k, c := range t.split(out, &cot{atom: res, owned: true}, len(touched)) {
+		r := touched[k]
+		if t.accMode(r) || !forcedHere[r.Name] {
+			t.acc[r.Name] = c.atom
+		} else {
+			c.owned = true
+			t.contribute(out, env, freeOf[r.Name], c)
 		}
 	}
 }
@@ -492,6 +716,13 @@ func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 		return
 	}
 	pr := s.Prim
+	if pr.Name == "index" && len(s.Args) == 2 && t.accumulates(s.Args[1]) {
+		// An element's cotangent added into its place, not a one-hot
+		// vector's.
+		t.record(s.Args[0])
+		t.contributeAt(out, s.Args[1], []step{{Index: s.Args[0]}}, &cot{atom: dbv})
+		return
+	}
 	params := make([]*ir.Var, 0, len(s.Args)+1)
 	subst := map[string]ir.Expr{}
 	for i, a := range s.Args {
@@ -515,7 +746,7 @@ func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 		if err != nil {
 			panic(&NotProcedure{Pos: p, Why: fmt.Sprintf("the derivative rule of %s: %v", pr, err)})
 		}
-		m = ir.Subst(ir.Copy(m, p), subst)
+		m = examplesAsConstants(ir.Subst(ir.Copy(m, p), subst))
 		for name := range ir.FreeVars(m) {
 			for _, v := range append([]*ir.Var{s.Out}, s.Args...) {
 				if v.Name == name {
@@ -525,6 +756,59 @@ func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 		}
 		t.contribute(out, env, a, &cot{atom: ir.MkPrim(p, "lmApplyR", dbv, m), owned: true})
 	}
+}
+
+// exampleArgs are the arguments of the linear-map primitives that only
+// give a type (a shape, for a tensor): the maps' sources and targets.
+var exampleArgs = map[string][]int{"lmZero": {0, 1}, "lmOne": {0}, "lmScale": {0}, "lmIndex": {1}}
+
+// examplesAsConstants replaces the Float variables that a derivative
+// rule reads only for their type by constants, so the forward pass need not record them: exp's rule
+// (lmScale x0 r) reads r, not x0.
+func examplesAsConstants(m ir.Expr) ir.Expr {
+	return ir.Map(m, func(e ir.Expr) ir.Expr {
+		c, ok := e.(*ir.Call)
+		if !ok || c.Prim == nil || exampleArgs[c.Prim.Name] == nil {
+			return e
+		}
+		args := append([]ir.Expr(nil), c.Args...)
+		for _, k := range exampleArgs[c.Prim.Name] {
+			if v, ok := args[k].(*ir.Var); ok && v.T.Kind == types.Float {
+				args[k] = ir.Float(v.P, 0)
+			}
+		}
+		return &ir.Call{P: c.P, T: c.T, Prim: c.Prim, Args: args}
+	})
+}
+
+// ignored reports whether g, a def of several parameters, never reads
+// parameter k: its split passes are then given an empty value of its
+// type there, so that neither pass makes what the caller would pass
+// (tests/testdata/ad/unused_arg.ks).
+func ignored(g *ir.Func, k int) bool {
+	return g.Kind == ir.DefFunc && g.Body != nil && len(g.Params) > 1 && k < len(g.Params) &&
+		!g.Params[k].T.Contains(types.String) && !ir.Occurs(g.Params[k].Name, g.Body)
+}
+
+// empty returns a value of type t holding no tensor element: zeros, and
+// tensors of size 0.
+func empty(p ir.Pos, t *types.Type) ir.Expr {
+	switch t.Kind {
+	case types.Float:
+		return ir.Float(p, 0)
+	case types.Integer:
+		return ir.Int(p, 0)
+	case types.Bool:
+		return &ir.Const{P: p, T: t, Val: false}
+	case types.Tuple:
+		fields := make([]ir.Expr, len(t.Elems))
+		for i, e := range t.Elems {
+			fields[i] = empty(p, e)
+		}
+		return ir.MkTuple(p, fields...)
+	}
+	sh, _ := types.Shape(t)
+	return ir.MkPrim(p, "$zerosOfShape", empty(p, sh), &ir.Dummy{P: p, T: t})
 }
 
 // revFunc is the reverse of a call of a ks function g.
@@ -548,6 +832,11 @@ func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Exp
 	any := false
 	for k, a := range s.Args {
 		r := t.rootOf(a)
+		if ignored(s.Fn, k) {
+			dt, _ := types.Tangent(a.T)
+			accs[k] = empty(p, dt)
+			continue
+		}
 		if t.accMode(a) && !taken[r.Name] {
 			taken[r.Name] = true
 			inAcc[k], any = true, true
@@ -579,6 +868,9 @@ func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Exp
 		}
 	}
 	for k, a := range s.Args {
+		if ignored(s.Fn, k) {
+			continue
+		}
 		if inAcc[k] {
 			t.acc[t.rootOf(a).Name] = parts[k].atom
 		} else {
@@ -620,7 +912,7 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	t.acc = before
 	var live []*ir.Var
 	for _, v := range s.Free {
-		if !t.accMode(v) && (sides[0].env[v.Name] != nil || sides[1].env[v.Name] != nil) {
+		if !t.accumulates(v) && (sides[0].env[v.Name] != nil || sides[1].env[v.Name] != nil) {
 			live = append(live, v)
 		}
 	}
@@ -629,8 +921,8 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	seen := map[string]bool{}
 	for _, sd := range sides {
 		for _, v := range s.Free {
-			r := t.rootOf(v)
-			if seen[r.Name] || !t.accMode(r) {
+			r := t.key(v)
+			if seen[r.Name] || !t.accumulates(r) {
 				continue
 			}
 			if a := sd.acc[r.Name]; a != nil && (before[r.Name] == nil || !ir.Equal(a, before[r.Name])) {
@@ -706,8 +998,14 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 			if s.Fn != nil {
 				if rec := t.tapes[s]; rec != nil && !t.noTapes {
 					fwd, _, _, _ := t.res.Passes(s.Fn, s.P)
+					args := refs(s.P, s.Args)
+					for k, a := range s.Args {
+						if ignored(s.Fn, k) {
+							args[k] = empty(s.P, a.T)
+						}
+					}
 					items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{s.Out, rec}, Pattern: true,
-						Rhs: ir.CallFunc(s.P, fwd, refs(s.P, s.Args)...)})
+						Rhs: ir.CallFunc(s.P, fwd, args...)})
 					continue
 				}
 				call = ir.CallFunc(s.P, s.Fn, refs(s.P, s.Args)...)
@@ -727,6 +1025,24 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 			items = append(items, &ir.Let{P: s.P, Vars: s.Elems, Pattern: true, Rhs: ir.Ref(s.P, s.In)})
 		case *Assert:
 			items = append(items, &ir.Assert{P: s.P, Cond: ir.Ref(s.P, s.Cond), Msg: s.Msg})
+		case *Loop:
+			tv := t.loopTape[s]
+			if tv == nil || t.noTapes {
+				lam := ir.MkLam(s.P, s.Index, t.primal(s.Body))
+				let(s.P, s.Out, ir.MkPrim(s.P, s.Kind, ir.Ref(s.P, s.N), lam))
+				continue
+			}
+			bi, v, tape := t.fwd(s.Body, t.btapes[s.Body])
+			pairs := ir.MkPrim(s.P, "build", ir.Ref(s.P, s.N), ir.MkLam(s.P, s.Index, ir.WrapChain(bi, ir.MkTuple(s.P, ir.Ref(s.P, v), tape))))
+			if s.Kind == "build" {
+				items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{s.Out, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
+				continue
+			}
+			vals := t.ns.FreshVar(s.P, "vals", types.VecOf(v.T))
+			items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{vals, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
+			j := t.ns.FreshVar(s.P, "j", types.IntegerType)
+			let(s.P, s.Out, ir.MkPrim(s.P, "sumbuild", ir.Ref(s.P, s.N),
+				ir.MkLam(s.P, j, ir.MkPrim(s.P, "index", ir.Ref(s.P, j), ir.Ref(s.P, vals)))))
 		case *Case:
 			rec := t.variant[s]
 			if rec == nil || t.noTapes {

@@ -1,0 +1,217 @@
+package proc_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/driver"
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/proc"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// load type-checks src and returns its program.
+func load(t *testing.T, src string, opts driver.Options) *ir.Program {
+	t.Helper()
+	prog, err := driver.LoadSourcesWith([]driver.Source{{Name: "p.ks", Text: []byte(src)}}, driver.Derived, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
+}
+
+// block converts def f of src to the procedure language.
+func block(t *testing.T, src string) (*proc.Block, []*ir.Var, error) {
+	t.Helper()
+	prog := load(t, src, driver.Options{})
+	for _, f := range prog.Funcs {
+		if f.Name.Base == "f" && len(f.Name.Derivs) == 0 {
+			ns := prog.Names()
+			body, params := lower.ANF(f.Body, f.Params, ns)
+			b, err := proc.FromExpr(body, params, ns)
+			return b, params, err
+		}
+	}
+	t.Fatal("no def f")
+	return nil, nil, nil
+}
+
+// count returns how many statements of each kind b holds, branches
+// included, by the statement's type name.
+func count(b *proc.Block) map[string]int {
+	n := map[string]int{}
+	var walk func(b *proc.Block)
+	walk = func(b *proc.Block) {
+		for _, s := range b.Stmts {
+			n[strings.TrimPrefix(strings.TrimPrefix(typeName(s), "*"), "proc.")]++
+			if c, ok := s.(*proc.Case); ok {
+				walk(c.Then)
+				walk(c.Else)
+			}
+		}
+	}
+	walk(b)
+	return n
+}
+
+func typeName(s proc.Stmt) string {
+	switch s.(type) {
+	case *proc.Call:
+		return "Call"
+	case *proc.Const:
+		return "Const"
+	case *proc.Dup:
+		return "Dup"
+	case *proc.Elim:
+		return "Elim"
+	case *proc.Tuple:
+		return "Tuple"
+	case *proc.Untuple:
+		return "Untuple"
+	case *proc.Case:
+		return "Case"
+	case *proc.Assert:
+		return "Assert"
+	}
+	return "?"
+}
+
+// TestSingleUse converts defs to the procedure language: each is
+// well-typed by Figure 21 (every variable consumed once), with the Dups
+// and Elims its sharing needs.
+func TestSingleUse(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		want      map[string]int
+	}{
+		{"square", "(def f Float (u : Float) (mul u u))", map[string]int{"Dup": 1, "Call": 1}},
+		// Figure 22: r = x^2 + sin(x y) + 1; x is read three times.
+		{"figure 22", "(def f Float ((x : Float) (y : Float)) (add (mul x x) (add (sin (mul x y)) 1.0)))",
+			map[string]int{"Dup": 2, "Call": 5, "Const": 1}},
+		{"unused parameter", "(def f Float ((x : Float) (y : Float)) (sin x))", map[string]int{"Elim": 1, "Call": 1}},
+		{"field", "(def f Float (p : Tuple Float Float Float) (get$2$3 p))", map[string]int{"Untuple": 1, "Elim": 2}},
+		// y is read by one branch: the other eliminates it; x by both
+		// and the condition.
+		{"if", "(def f Float ((x : Float) (y : Float)) (if (gt x 0.0) (mul x y) x))",
+			map[string]int{"Case": 1, "Elim": 1, "Dup": 1, "Call": 2, "Const": 1}},
+		{"tuple", "(def f (Tuple Float Float) (x : Float) (tuple x (neg x)))", map[string]int{"Dup": 1, "Tuple": 1, "Call": 1}},
+		{"assert", "(def f Float (x : Float) (assert (gt x 0.0) (log x)))", map[string]int{"Dup": 1, "Assert": 1, "Call": 2, "Const": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, params, err := block(t, c.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proc.Check(b, params); err != nil {
+				t.Fatalf("%v\n%s", err, proc.Format(b, ""))
+			}
+			got := count(b)
+			for k, n := range c.want {
+				if got[k] != n {
+					t.Errorf("%d %s statements, want %d\n%s", got[k], k, n, proc.Format(b, ""))
+				}
+			}
+			for k, n := range got {
+				if c.want[k] == 0 {
+					t.Errorf("%d unexpected %s statements\n%s", n, k, proc.Format(b, ""))
+				}
+			}
+		})
+	}
+}
+
+// TestCheckRejects gives Check blocks that break Figure 21's rules.
+func TestCheckRejects(t *testing.T) {
+	f := types.FloatType
+	v := func(name string) *ir.Var { return &ir.Var{T: f, Name: name} }
+	mul := ir.LookupPrim("mul")[0]
+	for _, c := range []struct {
+		name string
+		b    *proc.Block
+		want string
+	}{
+		{"used twice", &proc.Block{Stmts: []proc.Stmt{&proc.Call{Out: v("r"), Prim: mul, Args: []*ir.Var{v("x"), v("x")}}}, Result: v("r")},
+			"x is used but not available"},
+		{"never used", &proc.Block{Result: v("y")}, "x is never used"},
+		{"unbound", &proc.Block{Stmts: []proc.Stmt{&proc.Elim{In: v("x")}}, Result: v("z")}, "z is used but not available"},
+		{"wrong type", &proc.Block{Result: &ir.Var{T: types.IntegerType, Name: "x"}}, "x has type Float, used as Integer"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ins := []*ir.Var{v("x")}
+			if c.name == "never used" {
+				ins = append(ins, v("y"))
+			}
+			err := proc.Check(c.b, ins)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Check: %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestFoldsAreNotProcedures: a fold is not in the language (yet), and is
+// reported with its position.
+func TestFoldsAreNotProcedures(t *testing.T) {
+	_, _, err := block(t, "(def f Float (v : Vec Float)\n  (fold (lam (ax : Tuple Float Float) (add (get$1$2 ax) (get$2$2 ax))) 0.0 v))")
+	var np *proc.NotProcedure
+	if !errors.As(err, &np) || np.Pos.Line != 2 {
+		t.Fatalf("got %v, want a NotProcedure at line 2", err)
+	}
+}
+
+// TestTapes checks what the forward pass records for the reverse pass
+// (the BOG type of f under --rev=suf): a value a derivative rule reads,
+// once however often it is used, nothing for a sum, the record of a
+// callee only where the callee's value has a cotangent, and for an if
+// which branch ran.
+func TestTapes(t *testing.T) {
+	for _, c := range []struct {
+		name, src, want string
+	}{
+		{"exp records its value", "(def f Float (x : Float) (exp x))", "(Tuple Float)"},
+		{"a sum records nothing", "(def f Float ((x : Float) (y : Float)) (add x y))", "(Tuple)"},
+		{"a square records its argument once", "(def f Float (u : Float) (mul u u))", "(Tuple Float)"},
+		{"an unused call records nothing", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (let (a (g x)) x))", "(Tuple)"},
+		{"a call records its callee's record", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (g x))", "(Tuple bog$g$f64)"},
+		{"an if records its branch", "(def f Float (x : Float) (if (gt x 0.0) (exp x) x))", "(Tuple (Variant (Tuple Float) (Tuple)))"},
+		// The index, and the vector's shape for the zero its
+		// accumulator starts from; not the vector.
+		{"an index", "(def f Float ((v : Vec Float) (i : Integer)) (index i v))", "(Tuple Integer Integer)"},
+		// A loop records a vector of its iterations' tapes: here each
+		// x, read by the square's rule (the index i is the reverse
+		// loop's own).
+		{"a loop", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (let (x (index i v)) (mul x x)))))",
+			"(Tuple (Vec (Tuple Float)) Integer Integer)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := load(t, c.src+"\n(gdef sufrev [f "+argType(c.src)+"])\n", driver.Options{Rev: "suf"})
+			var got *types.Type
+			for _, ty := range prog.Types {
+				if strings.HasPrefix(ty.Name, "bog$f$") {
+					got = ty.Def
+				}
+			}
+			if got == nil || got.String() != c.want {
+				t.Errorf("the record of f is %v, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// argType returns the argument type of the last def of src, f, as a
+// gdef names it.
+func argType(src string) string {
+	i := strings.LastIndex(src, "(def f ")
+	rest := src[i:]
+	switch {
+	case strings.Contains(rest, "(x : Float) (y : Float)"):
+		return "(Tuple Float Float)"
+	case strings.Contains(rest, "(v : Vec Float) (i : Integer)"):
+		return "(Tuple (Vec Float) Integer)"
+	case strings.Contains(rest, "(v : Vec Float)"):
+		return "(Vec Float)"
+	}
+	return "Float"
+}
