@@ -42,7 +42,8 @@ type Options struct {
 	// split reverse mode, [sufrevpass f] of [suffwdpass f], its passes cut
 	// from the optimised [revfull f], "suf" the same with the passes
 	// translated from the single-use form by Figure 23's rules (package
-	// proc) where the function has no loop (procsplit.go).
+	// proc) where the procedure language has the function's loops
+	// (procsplit.go).
 	Rev string
 	// Skip, if set, names derived functions to leave without a body: the
 	// backend makes them (the Go backend's --ad=cps).

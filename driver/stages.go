@@ -49,7 +49,13 @@ func procedures(prog *ir.Program, ns *ir.Names) []byte {
 		if f.Body == nil || f.Kind != ir.DefFunc || f.Arg.Contains(types.LM) || f.Result.Contains(types.LM) {
 			continue
 		}
-		body, params := lower.ANF(f.Body, f.Params, ns)
+		// As derive prepares a body for differentiation: prelude inlined,
+		// maps as builds.
+		prepared, err := lower.InlinePrelude(ir.Copy(f.Body, ir.Pos{}))
+		if err != nil {
+			prepared = f.Body
+		}
+		body, params := lower.ANF(lower.Builds(prepared, ns), f.Params, ns)
 		b.WriteString(";\n; " + f.FullName())
 		for _, v := range params {
 			fmt.Fprintf(&b, " (%s : %s)", v.Name, v.T)

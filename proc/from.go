@@ -168,6 +168,13 @@ func (c *conv) call(v *ir.Var, x *ir.Call) {
 			return
 		}
 	}
+	if x.Prim != nil && x.Prim.Name == "fold" && len(x.Args) == 3 {
+		if lam, ok := x.Args[0].(*ir.Lam); ok {
+			init, vec := c.atom(x.Args[1]), c.atom(x.Args[2])
+			c.emit(&Fold{P: p, Out: v, Init: init, Vec: vec, Param: lam.Param, Body: c.block(lam.Body)})
+			return
+		}
+	}
 	if x.Prim != nil && (len(x.Prim.Lams) > 0 || x.Prim.LM || x.Prim.InPlace) {
 		notProc(p, "%s is not in the procedure language", x.Prim.Name)
 	}
@@ -207,6 +214,8 @@ func (l *linear) block(b *Block, ins []*ir.Var) *Block {
 			s.Free = freeOfCase(s)
 		case *Loop:
 			s.Free = freeOfLoop(s)
+		case *Fold:
+			s.Free = freeOfFold(s)
 		}
 	}
 	count := map[string]int{}
@@ -283,6 +292,16 @@ func (l *linear) block(b *Block, ins []*ir.Var) *Block {
 				s.Free[i] = w
 			}
 			s.Body = l.block(renameBlock(s.Body, rename), append(append([]*ir.Var(nil), s.Free...), s.Index))
+		case *Fold:
+			s.Init = use(s.Init)
+			s.Vec = use(s.Vec)
+			rename := map[string]string{}
+			for i, v := range s.Free {
+				w := use(v)
+				rename[v.Name] = w.Name
+				s.Free[i] = w
+			}
+			s.Body = l.block(renameBlock(s.Body, rename), append(append([]*ir.Var(nil), s.Free...), s.Param))
 		}
 		out = append(out, s)
 		for _, v := range s.Outs() {
@@ -320,6 +339,18 @@ func freeOfLoop(l *Loop) []*ir.Var {
 	return out
 }
 
+// freeOfFold returns the variables a fold's step reads that it does not
+// bind, its parameter aside.
+func freeOfFold(f *Fold) []*ir.Var {
+	var out []*ir.Var
+	for _, v := range free(f.Body) {
+		if v.Name != f.Param.Name {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // free returns the variables a block reads and does not bind.
 func free(b *Block) []*ir.Var {
 	bound := map[string]bool{}
@@ -340,6 +371,12 @@ func free(b *Block) []*ir.Var {
 		} else if l, ok := s.(*Loop); ok {
 			read(l.N)
 			for _, v := range freeOfLoop(l) {
+				read(v)
+			}
+		} else if f, ok := s.(*Fold); ok {
+			read(f.Init)
+			read(f.Vec)
+			for _, v := range freeOfFold(f) {
 				read(v)
 			}
 		} else {
@@ -393,6 +430,8 @@ func renameBlock(b *Block, m map[string]string) *Block {
 			n = &Case{P: s.P, Out: s.Out, Cond: r(s.Cond), Free: rs(s.Free), Then: renameBlock(s.Then, m), Else: renameBlock(s.Else, m)}
 		case *Loop:
 			n = &Loop{P: s.P, Kind: s.Kind, Out: s.Out, N: r(s.N), Index: s.Index, Free: rs(s.Free), Body: renameBlock(s.Body, m)}
+		case *Fold:
+			n = &Fold{P: s.P, Out: s.Out, Init: r(s.Init), Vec: r(s.Vec), Param: s.Param, Free: rs(s.Free), Body: renameBlock(s.Body, m)}
 		}
 		out.Stmts = append(out.Stmts, n)
 	}

@@ -13,8 +13,9 @@
 //
 // An if is a Case on a Bool whose two branches are blocks consuming the
 // same variables. The procedure language of the seed has no loops; a
-// build or sumbuild over an Integer count is a Loop here (seed 003), and
-// FromExpr reports other lambdas (a fold, say) as not in the language.
+// build or sumbuild over an Integer count is a Loop here and a fold a
+// Fold (seed 003), and FromExpr reports other lambdas as not in the
+// language.
 package proc
 
 import (
@@ -109,6 +110,20 @@ type Loop struct {
 	Body  *Block
 }
 
+// A Fold is r = fold (λp. Body) init v: Body runs for each element of
+// v in order, p the pair of the accumulator and the element, with the
+// variables Free bound before the fold (consumed once by the fold, read
+// in every step).
+type Fold struct {
+	P     ir.Pos
+	Out   *ir.Var
+	Init  *ir.Var
+	Vec   *ir.Var
+	Param *ir.Var
+	Free  []*ir.Var
+	Body  *Block
+}
+
 // An Assert checks a Bool at run time and consumes it.
 type Assert struct {
 	P    ir.Pos
@@ -125,6 +140,7 @@ func (s *Untuple) Pos() ir.Pos { return s.P }
 func (s *Case) Pos() ir.Pos    { return s.P }
 func (s *Assert) Pos() ir.Pos  { return s.P }
 func (s *Loop) Pos() ir.Pos    { return s.P }
+func (s *Fold) Pos() ir.Pos    { return s.P }
 
 func (s *Call) Ins() []*ir.Var    { return s.Args }
 func (s *Const) Ins() []*ir.Var   { return nil }
@@ -135,6 +151,7 @@ func (s *Untuple) Ins() []*ir.Var { return []*ir.Var{s.In} }
 func (s *Case) Ins() []*ir.Var    { return append([]*ir.Var{s.Cond}, s.Free...) }
 func (s *Assert) Ins() []*ir.Var  { return []*ir.Var{s.Cond} }
 func (s *Loop) Ins() []*ir.Var    { return append([]*ir.Var{s.N}, s.Free...) }
+func (s *Fold) Ins() []*ir.Var    { return append([]*ir.Var{s.Init, s.Vec}, s.Free...) }
 
 func (s *Call) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
 func (s *Const) Outs() []*ir.Var   { return []*ir.Var{s.Out} }
@@ -145,6 +162,7 @@ func (s *Untuple) Outs() []*ir.Var { return s.Elems }
 func (s *Case) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
 func (s *Assert) Outs() []*ir.Var  { return nil }
 func (s *Loop) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
+func (s *Fold) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
 
 // Check is the type system of Figure 21: given the variables ins, the
 // block consumes each variable, inputs and its own, exactly once, reads
@@ -202,6 +220,18 @@ func check(b *Block, have map[string]*ir.Var) error {
 			}
 			if !l.Body.Result.T.Equal(want) {
 				return fmt.Errorf("%s: the body's result has type %s, the %s's element %s", l.P, l.Body.Result.T, l.Kind, want)
+			}
+		}
+		if f, ok := s.(*Fold); ok {
+			inner := map[string]*ir.Var{f.Param.Name: f.Param}
+			for _, v := range f.Free {
+				inner[v.Name] = v
+			}
+			if err := check(f.Body, inner); err != nil {
+				return err
+			}
+			if !f.Body.Result.T.Equal(f.Out.T) {
+				return fmt.Errorf("%s: the step's result has type %s, the fold's %s", f.P, f.Body.Result.T, f.Out.T)
 			}
 		}
 		for _, v := range s.Ins() {
@@ -263,6 +293,10 @@ func format(w *strings.Builder, b *Block, in string) {
 			fmt.Fprintf(w, "(%s) = %s", names(s.Elems), s.In.Name)
 		case *Assert:
 			fmt.Fprintf(w, "Assert %s", s.Cond.Name)
+		case *Fold:
+			fmt.Fprintf(w, "%s = fold (λ%s consuming (%s)) %s %s\n", s.Out.Name, s.Param.Name, names(s.Free), s.Init.Name, s.Vec.Name)
+			format(w, s.Body, in+"    ")
+			continue
 		case *Loop:
 			fmt.Fprintf(w, "%s = %s %s (λ%s consuming (%s))\n", s.Out.Name, s.Kind, s.N.Name, s.Index.Name, names(s.Free))
 			format(w, s.Body, in+"    ")

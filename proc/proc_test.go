@@ -151,10 +151,10 @@ func TestCheckRejects(t *testing.T) {
 	}
 }
 
-// TestFoldsAreNotProcedures: a fold is not in the language (yet), and is
-// reported with its position.
-func TestFoldsAreNotProcedures(t *testing.T) {
-	_, _, err := block(t, "(def f Float (v : Vec Float)\n  (fold (lam (ax : Tuple Float Float) (add (get$1$2 ax) (get$2$2 ax))) 0.0 v))")
+// TestOtherLambdasAreNotProcedures: a lambda of another primitive than a
+// loop is not in the language, and is reported with its position.
+func TestOtherLambdasAreNotProcedures(t *testing.T) {
+	_, _, err := block(t, "(def f Float (v : Vec Float)\n  (sum (buildFromSparse (size v) (size v) (lam (k : Integer) (tuple k (index k v))))))")
 	var np *proc.NotProcedure
 	if !errors.As(err, &np) || np.Pos.Line != 2 {
 		t.Fatalf("got %v, want a NotProcedure at line 2", err)

@@ -53,7 +53,7 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 	}()
 	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, elem: map[string]*part{}, tapes: map[*Call]*ir.Var{},
 		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}, forced: map[string]bool{}, avail: map[string]bool{},
-		loopTape: map[*Loop]*ir.Var{}}
+		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}}
 	top := t.newTape(b, params)
 	p := b.Result.P
 	// A parameter holding a tensor accumulates its cotangent in place
@@ -166,6 +166,7 @@ type trans struct {
 	// index), which no tape records.
 	avail    map[string]bool
 	loopTape map[*Loop]*ir.Var // the per-iteration tapes of a loop
+	foldTape map[*Fold]*ir.Var // the per-step tapes of a fold
 	noTapes  bool              // F of a block whose tape nothing reads
 }
 
@@ -581,6 +582,8 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 			t.revCase(s, take(s.Out), env, out)
 		case *Loop:
 			t.revLoop(s, take(s.Out), env, out)
+		case *Fold:
+			t.revFold(s, take(s.Out), env, out)
 		}
 	}
 }
@@ -595,40 +598,13 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 		return
 	}
 	p := s.P
-	drv := t.materialise(out, dr, s.Out.T, t.shapeOf(s.Out))
-	if _, ok := drv.(*ir.Var); !ok {
-		drv = t.bind(out, "d", drv)
-	}
+	drv := t.atomOf(out, t.materialise(out, dr, s.Out.T, t.shapeOf(s.Out)))
 	tp := t.btapes[s.Body]
 	if tp == nil {
 		tp = t.newTape(s.Body, []*ir.Var{s.Index})
 	}
 	t.avail[s.Index.Name] = true
-	// Placeholders for the accumulators of what the body reads from outside.
-	before := t.acc
-	t.acc = map[string]ir.Expr{}
-	for k, v := range before {
-		t.acc[k] = v
-	}
-	var cands []*ir.Var
-	forcedHere := map[string]bool{} // summed by this loop, not an outer one
-	freeOf := map[string]*ir.Var{}
-	ph := map[string]*ir.Var{}
-	for _, v := range s.Free {
-		r := t.key(v)
-		if !differentiable(r.T) || ph[r.Name] != nil {
-			continue
-		}
-		dt, _ := types.Tangent(r.T)
-		ph[r.Name] = t.ns.FreshVar(p, "acc", dt)
-		t.acc[r.Name] = ir.Ref(p, ph[r.Name])
-		if !t.accMode(r) && !t.forced[r.Name] {
-			forcedHere[r.Name] = true
-			t.forced[r.Name] = true
-		}
-		cands = append(cands, r)
-		freeOf[r.Name] = v
-	}
+	ls := t.enterLoop(p, s.Free)
 	var items []ir.Expr
 	e := map[string]*cot{}
 	var elem ir.Expr = drv
@@ -637,39 +613,167 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	}
 	t.contribute(&items, e, s.Body.Result, &cot{atom: elem})
 	t.rev(s.Body, e, &items, tp)
-	after := t.acc
-	t.acc = before
-	for name := range forcedHere {
-		delete(t.forced, name)
-	}
-	var touched []*ir.Var
-	for _, r := range cands {
-		if a, ok := after[r.Name].(*ir.Var); !ok || a.Name != ph[r.Name].Name {
-			touched = append(touched, r)
-		}
-	}
-	if len(touched) == 0 {
+	if !t.leaveLoop(ls) {
 		return // nothing flows back through the loop: it runs as primal code
 	}
-	tapes := t.ns.FreshVar(p, "tapes", types.VecOf(tp.typ()))
+	tapes := t.loopTapes(s.P, s.Out, tp)
 	t.loopTape[s] = tapes
-	t.def[tapes.Name] = t.def[s.Out.Name]
-	t.record(tapes)
 	t.record(s.N)
-	// The state: the accumulators touched, from the ones started before
-	// the loop (the loop takes them over) or zeros.
-	inits := make([]ir.Expr, len(touched))
-	phs := make([]*ir.Var, len(touched))
-	finals := make([]ir.Expr, len(touched))
-	sts := make([]*types.Type, len(touched))
-	for k, r := range touched {
-		phs[k], finals[k], sts[k] = ph[r.Name], after[r.Name], ph[r.Name].T
-		if a := before[r.Name]; a != nil {
-			inits[k] = a
+	inits, phs, finals := t.loopState(p, ls)
+	res := t.iterate(out, "$ifold", ir.Ref(p, s.N), s.Index, tapes, tp, items, inits, phs, finals)
+	t.afterLoop(out, env, ls, t.split(out, &cot{atom: res, owned: true}, len(ls.touched)))
+}
+
+// revFold is the reverse of a fold: the forward pass records each step's
+// tape ($foldrec), and the reverse pass is an $ifoldr over the steps
+// whose state holds the cotangent of the accumulator, from the fold's
+// value's down to its initial value's, beside the accumulators of what
+// the step reads from outside and of the vector folded over.
+func (t *trans) revFold(s *Fold, dr *cot, env map[string]*cot, out *[]ir.Expr) {
+	if dr == nil || !differentiable(s.Out.T) {
+		return
+	}
+	p := s.P
+	drv := t.atomOf(out, t.materialise(out, dr, s.Out.T, t.shapeOf(s.Out)))
+	tp := t.btapes[s.Body]
+	if tp == nil {
+		tp = t.newTape(s.Body, []*ir.Var{s.Param})
+	}
+	k := t.ns.FreshVar(p, "k", types.IntegerType)
+	t.avail[k.Name] = true
+	ls := t.enterLoop(p, append([]*ir.Var{s.Vec}, s.Free...))
+	dt, _ := types.Tangent(s.Out.T)
+	da := t.ns.FreshVar(p, "da", dt)
+	var items []ir.Expr
+	e := map[string]*cot{}
+	t.contribute(&items, e, s.Body.Result, &cot{atom: ir.Ref(p, da)})
+	t.rev(s.Body, e, &items, tp)
+	// The step's parameter, the pair of the accumulator and the element.
+	var pc *cot
+	if t.accumulates(s.Param) {
+		if a := t.acc[s.Param.Name]; a != nil {
+			pc = &cot{atom: a, owned: true}
+			delete(t.acc, s.Param.Name)
+		}
+	} else {
+		pc = e[s.Param.Name]
+	}
+	parts := t.split(&items, pc, 2)
+	if parts[1] != nil && differentiable(s.Vec.T.Elem) {
+		t.contributeAt(&items, s.Vec, []step{{Index: k}}, parts[1])
+	}
+	prev := t.materialise(&items, parts[0], s.Out.T, fieldShape(p, s.Param.T, 0, t.shapeOf(s.Param)))
+	t.leaveLoop(ls)
+	tapes := t.loopTapes(s.P, s.Out, tp)
+	t.foldTape[s] = tapes
+	inits, phs, finals := t.loopState(p, ls)
+	inits = append([]ir.Expr{drv}, inits...)
+	phs = append([]*ir.Var{da}, phs...)
+	finals = append([]ir.Expr{prev}, finals...)
+	n := ir.MkPrim(p, "size", ir.Ref(p, tapes))
+	res := t.iterate(out, "$ifoldr", n, k, tapes, tp, items, inits, phs, finals)
+	st := t.split(out, &cot{atom: res, owned: true}, len(phs))
+	t.afterLoop(out, env, ls, st[1:])
+	t.contribute(out, env, s.Init, st[0])
+}
+
+// atomOf returns e bound to a variable unless it is one.
+func (t *trans) atomOf(out *[]ir.Expr, e ir.Expr) ir.Expr {
+	if _, ok := e.(*ir.Var); ok {
+		return e
+	}
+	return t.bind(out, "d", e)
+}
+
+// A loopAccs is what a loop's reverse does with the accumulators of the
+// variables its body reads from outside: a placeholder for each (the
+// state inside the reverse loop), and those the body adds into.
+type loopAccs struct {
+	before     map[string]ir.Expr
+	after      map[string]ir.Expr
+	cands      []*ir.Var
+	ph         map[string]*ir.Var
+	forcedHere map[string]bool // summed by this loop, not an outer one
+	freeOf     map[string]*ir.Var
+	touched    []*ir.Var
+}
+
+// enterLoop gives each of the keys of vars, read inside a loop, a
+// placeholder accumulator, the loop's state.
+func (t *trans) enterLoop(p ir.Pos, vars []*ir.Var) *loopAccs {
+	ls := &loopAccs{before: t.acc, ph: map[string]*ir.Var{}, forcedHere: map[string]bool{}, freeOf: map[string]*ir.Var{}}
+	t.acc = map[string]ir.Expr{}
+	for k, v := range ls.before {
+		t.acc[k] = v
+	}
+	for _, v := range vars {
+		r := t.key(v)
+		if !differentiable(r.T) || ls.ph[r.Name] != nil {
+			continue
+		}
+		dt, _ := types.Tangent(r.T)
+		ls.ph[r.Name] = t.ns.FreshVar(p, "acc", dt)
+		t.acc[r.Name] = ir.Ref(p, ls.ph[r.Name])
+		if !t.accMode(r) && !t.forced[r.Name] {
+			ls.forcedHere[r.Name] = true
+			t.forced[r.Name] = true
+		}
+		ls.cands = append(ls.cands, r)
+		ls.freeOf[r.Name] = v
+	}
+	return ls
+}
+
+// leaveLoop restores the accumulators of outside the loop and reports
+// whether the body added into any of the placeholders.
+func (t *trans) leaveLoop(ls *loopAccs) bool {
+	ls.after = t.acc
+	t.acc = ls.before
+	for name := range ls.forcedHere {
+		delete(t.forced, name)
+	}
+	for _, r := range ls.cands {
+		if a, ok := ls.after[r.Name].(*ir.Var); !ok || a.Name != ls.ph[r.Name].Name {
+			ls.touched = append(ls.touched, r)
+		}
+	}
+	return len(ls.touched) > 0
+}
+
+// loopTapes returns the variable recording a loop's per-iteration tapes,
+// recorded in the block binding out.
+func (t *trans) loopTapes(p ir.Pos, out *ir.Var, tp *btape) *ir.Var {
+	tapes := t.ns.FreshVar(p, "tapes", types.VecOf(tp.typ()))
+	t.def[tapes.Name] = t.def[out.Name]
+	t.record(tapes)
+	return tapes
+}
+
+// loopState returns the reverse loop's state for the accumulators the
+// body adds into: their values before the loop (the loop takes them
+// over) or zeros, their placeholders, and their values after the body.
+func (t *trans) loopState(p ir.Pos, ls *loopAccs) (inits []ir.Expr, phs []*ir.Var, finals []ir.Expr) {
+	for _, r := range ls.touched {
+		phs = append(phs, ls.ph[r.Name])
+		finals = append(finals, ls.after[r.Name])
+		if a := ls.before[r.Name]; a != nil {
+			inits = append(inits, a)
 			delete(t.acc, r.Name)
 		} else {
-			inits[k] = zero(p, r.T, t.shapeOf(r))
+			inits = append(inits, zero(p, r.T, t.shapeOf(r)))
 		}
+	}
+	return inits, phs, finals
+}
+
+// iterate emits the reverse loop (op is $ifold or $ifoldr) over n
+// iterations: each binds the state's placeholders and the index, reads
+// its tape, and runs items, giving finals.
+func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tapes *ir.Var, tp *btape, items, inits []ir.Expr, phs []*ir.Var, finals []ir.Expr) ir.Expr {
+	p := index.P
+	sts := make([]*types.Type, len(phs))
+	for k, v := range phs {
+		sts[k] = v.T
 	}
 	stT := types.TupleOf(sts...)
 	si := t.ns.FreshVar(p, "s_i", types.TupleOf(stT, types.IntegerType))
@@ -677,17 +781,22 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	rec := t.ns.FreshVar(p, "rec", tp.typ())
 	body := ir.WrapChain(items, ir.MkTuple(p, finals...))
 	body = tp.unpack(ir.Ref(p, rec), body)
-	body = ir.MkLet(p, rec, ir.MkPrim(p, "index", ir.Ref(p, s.Index), ir.Ref(p, tapes)), body)
+	body = ir.MkLet(p, rec, ir.MkPrim(p, "index", ir.Ref(p, index), ir.Ref(p, tapes)), body)
 	body = &ir.Let{P: p, Vars: phs, Pattern: true, Rhs: ir.Ref(p, st), Body: body}
-	body = &ir.Let{P: p, Vars: []*ir.Var{st, {P: p, T: s.Index.T, Name: s.Index.Name}}, Pattern: true, Rhs: ir.Ref(p, si), Body: body}
-	res := t.bind(out, "st", ir.MkPrim(p, "$ifold", ir.Ref(p, s.N), ir.MkTuple(p, inits...), ir.MkLam(p, si, body)))
-	for k, c := range t.split(out, &cot{atom: res, owned: true}, len(touched)) {
-		r := touched[k]
-		if t.accMode(r) || !forcedHere[r.Name] {
+	body = &ir.Let{P: p, Vars: []*ir.Var{st, {P: p, T: index.T, Name: index.Name}}, Pattern: true, Rhs: ir.Ref(p, si), Body: body}
+	return t.bind(out, "st", ir.MkPrim(p, op, n, ir.MkTuple(p, inits...), ir.MkLam(p, si, body)))
+}
+
+// afterLoop gives the accumulators the loop added into their values
+// after it, from the parts of its result.
+func (t *trans) afterLoop(out *[]ir.Expr, env map[string]*cot, ls *loopAccs, parts []*cot) {
+	for k, c := range parts {
+		r := ls.touched[k]
+		if t.accMode(r) || !ls.forcedHere[r.Name] {
 			t.acc[r.Name] = c.atom
 		} else {
 			c.owned = true
-			t.contribute(out, env, freeOf[r.Name], c)
+			t.contribute(out, env, ls.freeOf[r.Name], c)
 		}
 	}
 }
@@ -1025,6 +1134,19 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 			items = append(items, &ir.Let{P: s.P, Vars: s.Elems, Pattern: true, Rhs: ir.Ref(s.P, s.In)})
 		case *Assert:
 			items = append(items, &ir.Assert{P: s.P, Cond: ir.Ref(s.P, s.Cond), Msg: s.Msg})
+		case *Fold:
+			tv := t.foldTape[s]
+			if tv == nil || t.noTapes {
+				lam := ir.MkLam(s.P, s.Param, t.primal(s.Body))
+				let(s.P, s.Out, ir.MkPrim(s.P, "fold", lam, ir.Ref(s.P, s.Init), ir.Ref(s.P, s.Vec)))
+				continue
+			}
+			bi, v, tape := t.fwd(s.Body, t.btapes[s.Body])
+			step := ir.MkLam(s.P, s.Param, ir.WrapChain(bi, ir.MkTuple(s.P, ir.Ref(s.P, v), tape)))
+			accs := t.ns.FreshVar(s.P, "accs", types.VecOf(s.Out.T))
+			items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{accs, tv}, Pattern: true,
+				Rhs: ir.MkPrim(s.P, "$foldrec", step, ir.Ref(s.P, s.Init), ir.Ref(s.P, s.Vec))})
+			let(s.P, s.Out, ir.MkPrim(s.P, "index", ir.MkPrim(s.P, "size", ir.Ref(s.P, s.Vec)), ir.Ref(s.P, accs)))
 		case *Loop:
 			tv := t.loopTape[s]
 			if tv == nil || t.noTapes {

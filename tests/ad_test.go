@@ -234,7 +234,8 @@ func TestDerivativesWithBOGRev(t *testing.T) {
 
 // TestDerivativesWithSUFRev runs the same checks with split reverse mode's
 // passes translated from the single-use form by Figure 23's rules (ksc
-// --rev=suf; package proc) where a function has no loop, on the C backend.
+// --rev=suf; package proc) where the procedure language has the function's
+// loops, on the C backend.
 func TestDerivativesWithSUFRev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")

@@ -39,7 +39,7 @@ func TestDerivativeCostGrowth(t *testing.T) {
 
 // TestSUFCostGrowth is TestDerivativeCostGrowth with split reverse mode's
 // passes translated from the single-use form (--rev=suf, package proc)
-// where a function has no loop.
+// where the procedure language has the function's loops.
 func TestSUFCostGrowth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")

@@ -32,7 +32,7 @@ func chainSource(k int) string {
 // allocates compiling it at most quadratically (the simplifier rewrites
 // to a fixpoint; substituting let-bound linear maps into their uses made
 // it exponential: 20 lets took 3 GB). Counted, not timed: the bytes of C
-// and the bytes the Go runtime reports allocated, for both reverse
+// and the bytes the Go runtime reports allocated, for the three reverse
 // strategies.
 func TestChainedLetsCost(t *testing.T) {
 	ks := []int{10, 20, 40, 80}
@@ -112,7 +112,7 @@ var primalCounts = []struct {
 
 // TestPrimalEvaluations counts the calls of an edef (counted, a C
 // function with a counter: testdata/cost/counted.c) in f and in [fwd f],
-// [rev f], [sufrev f] and [vrev f], with both reverse strategies: a derivative that
+// [rev f], [sufrev f] and [vrev f], with the three reverse strategies: a derivative that
 // evaluates each primal operation at most twice calls it at most twice as
 // often as f. A derivative that re-runs its callees' primal code (at every
 // level of a recursion, say) calls it more often, by a factor that grows

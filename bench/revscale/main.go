@@ -11,7 +11,7 @@
 //
 // -rev is ksc's --rev: the strategy of [rev f] ([sufrev f] is split
 // reverse mode in every strategy; with suf its passes are translated
-// from the single-use form where a function has no loop).
+// from the single-use form, docs/architecture.md).
 package main
 
 import (
