@@ -2,6 +2,7 @@ package derive
 
 import (
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
 	"github.com/ksc-lang/ksc/proc"
 	"github.com/ksc-lang/ksc/typecheck"
 	"github.com/ksc-lang/ksc/types"
@@ -89,7 +90,7 @@ func (d *deriver) makeProcSplit(base *ir.Func) *procSplit {
 	if err != nil {
 		return &procSplit{err: err}
 	}
-	b, err := proc.FromExpr(pr.body, pr.params, d.ns)
+	b, err := proc.FromExpr(d.inlineLeaves(pr.body, base), pr.params, d.ns)
 	if err != nil {
 		return &procSplit{err: err}
 	}
@@ -116,6 +117,32 @@ func (d *deriver) makeProcSplit(base *ir.Func) *procSplit {
 	}
 	bog.SetDef(s.Tape.T)
 	return &procSplit{split: s, params: pr.params}
+}
+
+// inlineLeaves inlines the calls of small primal leaf functions
+// (lower.IsLeaf: a sigmoid) in body, as the optimiser's inline-leaves
+// does before split reverse mode cuts its passes: a call translated by
+// Figure 23 records a callee's record per call.
+func (d *deriver) inlineLeaves(body ir.Expr, base *ir.Func) ir.Expr {
+	inlined := false
+	body = ir.Map(body, func(e ir.Expr) ir.Expr {
+		c, ok := e.(*ir.Call)
+		if !ok || c.Fn == nil || c.Fn == base || len(c.Fn.Name.Derivs) > 0 || !lower.IsLeaf(c.Fn, d.eff) {
+			return e
+		}
+		g := c.Fn
+		gb, params := lower.ANF(ir.Copy(g.Body, ir.Pos{}), g.Params, d.ns)
+		anf := *g
+		anf.Params = params
+		inlined = true
+		return lower.BindParams(&anf, c.Args, gb, c.P)
+	})
+	if !inlined {
+		return body
+	}
+	// The parameters bound as a tuple split, and an argument the leaf
+	// does not read dropped (tests/testdata/ad/unused_arg.ks).
+	return (&lower.Simplifier{Eff: d.eff}).Simplify(body)
 }
 
 type procError string

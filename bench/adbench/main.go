@@ -9,7 +9,7 @@
 // central differences of the gradient. adbench prints the results as a
 // table and exits 1 if a check fails.
 //
-//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-threads] [-rev lm|bog] [-keep DIR] [-anchors DIR] [-rounds N]
+//	go run ./bench/adbench [-case gmm/1k/gmm_d10_K25] [-quick] [-min 0.5] [-data DIR] [-march-native] [-threads] [-rev lm|bog|suf] [-keep DIR] [-anchors DIR] [-rounds N]
 //
 // -case names an input file without its extension, relative to -data;
 // without it every case of the standard set runs. -quick runs the small
@@ -97,7 +97,7 @@ func main() {
 	minTime := flag.Float64("min", 0.5, "seconds each timing lasts at least")
 	data := flag.String("data", "../shared/data/adbench", "the directory of the ADBench input files")
 	native := flag.Bool("march-native", false, "compile the library with -march=native")
-	rev := flag.String("rev", "lm", "how [rev f] is computed: lm or bog (ksc --rev)")
+	rev := flag.String("rev", "lm", "how [rev f] is computed: lm, bog or suf (ksc --rev)")
 	threads := flag.Bool("threads", false, "build the library with --threads (OpenMP outer loops, all cores)")
 	keep := flag.String("keep", "", "build in `DIR` and keep it (the generated C, the library and the harness), for profiling")
 	anchors := flag.String("anchors", "", "a GradBench checkout in `DIR`: build its manual C++ and Tapenade C and time them in the same run")
