@@ -174,7 +174,9 @@ func TestTapes(t *testing.T) {
 		{"a sum records nothing", "(def f Float ((x : Float) (y : Float)) (add x y))", "(Tuple)"},
 		{"a square records its argument once", "(def f Float (u : Float) (mul u u))", "(Tuple Float)"},
 		{"an unused call records nothing", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (let (a (g x)) x))", "(Tuple)"},
-		{"a call records its callee's record", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (g x))", "(Tuple bog$g$f64)"},
+		{"a call records its callee's record", "(def h Float (x : Float) (cos x))\n(def g Float (x : Float) (sin (h x)))\n(def f Float (x : Float) (g x))", "(Tuple bog$g$f64)"},
+		// A leaf (a call of no function, a few nodes) is inlined first.
+		{"a leaf's operations are recorded", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (g x))", "(Tuple Float)"},
 		{"an if records its branch", "(def f Float (x : Float) (if (gt x 0.0) (exp x) x))", "(Tuple (Variant (Tuple Float) (Tuple)))"},
 		// The index, and the vector's shape for the zero its
 		// accumulator starts from; not the vector.
