@@ -252,6 +252,17 @@ func (l *linear) block(b *Block, ins []*ir.Var) *Block {
 		copies[v.Name] = cs[1:]
 		return &ir.Var{P: v.P, T: v.T, Name: cs[0].Name}
 	}
+	// consume gives a statement with nested blocks a copy of each of the
+	// variables free, which the blocks read under the copy's name.
+	consume := func(free []*ir.Var) map[string]string {
+		rename := map[string]string{}
+		for i, v := range free {
+			w := use(v)
+			rename[v.Name] = w.Name
+			free[i] = w
+		}
+		return rename
+	}
 	for _, v := range ins {
 		share(v)
 	}
@@ -275,32 +286,17 @@ func (l *linear) block(b *Block, ins []*ir.Var) *Block {
 			s.Cond = use(s.Cond)
 		case *Case:
 			s.Cond = use(s.Cond)
-			rename := map[string]string{}
-			for i, v := range s.Free {
-				w := use(v)
-				rename[v.Name] = w.Name
-				s.Free[i] = w
-			}
+			rename := consume(s.Free)
 			s.Then = l.block(renameBlock(s.Then, rename), s.Free)
 			s.Else = l.block(renameBlock(s.Else, rename), s.Free)
 		case *Loop:
 			s.N = use(s.N)
-			rename := map[string]string{}
-			for i, v := range s.Free {
-				w := use(v)
-				rename[v.Name] = w.Name
-				s.Free[i] = w
-			}
+			rename := consume(s.Free)
 			s.Body = l.block(renameBlock(s.Body, rename), append(append([]*ir.Var(nil), s.Free...), s.Index))
 		case *Fold:
 			s.Init = use(s.Init)
 			s.Vec = use(s.Vec)
-			rename := map[string]string{}
-			for i, v := range s.Free {
-				w := use(v)
-				rename[v.Name] = w.Name
-				s.Free[i] = w
-			}
+			rename := consume(s.Free)
 			s.Body = l.block(renameBlock(s.Body, rename), append(append([]*ir.Var(nil), s.Free...), s.Param))
 		}
 		out = append(out, s)
@@ -329,22 +325,18 @@ func freeOfCase(c *Case) []*ir.Var {
 
 // freeOfLoop returns the variables a loop's body reads that it does not
 // bind, its index aside.
-func freeOfLoop(l *Loop) []*ir.Var {
-	var out []*ir.Var
-	for _, v := range free(l.Body) {
-		if v.Name != l.Index.Name {
-			out = append(out, v)
-		}
-	}
-	return out
-}
+func freeOfLoop(l *Loop) []*ir.Var { return freeBut(l.Body, l.Index) }
 
 // freeOfFold returns the variables a fold's step reads that it does not
 // bind, its parameter aside.
-func freeOfFold(f *Fold) []*ir.Var {
+func freeOfFold(f *Fold) []*ir.Var { return freeBut(f.Body, f.Param) }
+
+// freeBut returns the variables a lambda's body reads that it does not
+// bind, its parameter aside.
+func freeBut(b *Block, param *ir.Var) []*ir.Var {
 	var out []*ir.Var
-	for _, v := range free(f.Body) {
-		if v.Name != f.Param.Name {
+	for _, v := range free(b) {
+		if v.Name != param.Name {
 			out = append(out, v)
 		}
 	}
