@@ -45,7 +45,7 @@ func count(b *proc.Block) map[string]int {
 	var walk func(b *proc.Block)
 	walk = func(b *proc.Block) {
 		for _, s := range b.Stmts {
-			n[strings.TrimPrefix(strings.TrimPrefix(typeName(s), "*"), "proc.")]++
+			n[typeName(s)]++
 			if c, ok := s.(*proc.Case); ok {
 				walk(c.Then)
 				walk(c.Else)
@@ -168,27 +168,27 @@ func TestOtherLambdasAreNotProcedures(t *testing.T) {
 // which branch ran.
 func TestTapes(t *testing.T) {
 	for _, c := range []struct {
-		name, src, want string
+		name, src, arg, want string
 	}{
-		{"exp records its value", "(def f Float (x : Float) (exp x))", "(Tuple Float)"},
-		{"a sum records nothing", "(def f Float ((x : Float) (y : Float)) (add x y))", "(Tuple)"},
-		{"a square records its argument once", "(def f Float (u : Float) (mul u u))", "(Tuple Float)"},
-		{"an unused call records nothing", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (let (a (g x)) x))", "(Tuple)"},
-		{"a call records its callee's record", "(def h Float (x : Float) (cos x))\n(def g Float (x : Float) (sin (h x)))\n(def f Float (x : Float) (g x))", "(Tuple bog$g$f64)"},
+		{"exp records its value", "(def f Float (x : Float) (exp x))", "Float", "(Tuple Float)"},
+		{"a sum records nothing", "(def f Float ((x : Float) (y : Float)) (add x y))", "(Tuple Float Float)", "(Tuple)"},
+		{"a square records its argument once", "(def f Float (u : Float) (mul u u))", "Float", "(Tuple Float)"},
+		{"an unused call records nothing", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (let (a (g x)) x))", "Float", "(Tuple)"},
+		{"a call records its callee's record", "(def h Float (x : Float) (cos x))\n(def g Float (x : Float) (sin (h x)))\n(def f Float (x : Float) (g x))", "Float", "(Tuple bog$g$f64)"},
 		// A leaf (a call of no function, a few nodes) is inlined first.
-		{"a leaf's operations are recorded", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (g x))", "(Tuple Float)"},
-		{"an if records its branch", "(def f Float (x : Float) (if (gt x 0.0) (exp x) x))", "(Tuple (Variant (Tuple Float) (Tuple)))"},
+		{"a leaf's operations are recorded", "(def g Float (x : Float) (sin x))\n(def f Float (x : Float) (g x))", "Float", "(Tuple Float)"},
+		{"an if records its branch", "(def f Float (x : Float) (if (gt x 0.0) (exp x) x))", "Float", "(Tuple (Variant (Tuple Float) (Tuple)))"},
 		// The index, and the vector's shape for the zero its
 		// accumulator starts from; not the vector.
-		{"an index", "(def f Float ((v : Vec Float) (i : Integer)) (index i v))", "(Tuple Integer Integer)"},
+		{"an index", "(def f Float ((v : Vec Float) (i : Integer)) (index i v))", "(Tuple (Vec Float) Integer)", "(Tuple Integer Integer)"},
 		// A loop records a vector of its iterations' tapes: here each
 		// x, read by the square's rule (the index i is the reverse
 		// loop's own).
 		{"a loop", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (let (x (index i v)) (mul x x)))))",
-			"(Tuple (Vec (Tuple Float)) Integer Integer)"},
+			"(Vec Float)", "(Tuple (Vec (Tuple Float)) Integer Integer)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			prog := load(t, c.src+"\n(gdef sufrev [f "+argType(c.src)+"])\n", driver.Options{Rev: "suf"})
+			prog := load(t, c.src+"\n(gdef sufrev [f "+c.arg+"])\n", driver.Options{Rev: "suf"})
 			var got *types.Type
 			for _, ty := range prog.Types {
 				if strings.HasPrefix(ty.Name, "bog$f$") {
@@ -200,20 +200,4 @@ func TestTapes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// argType returns the argument type of the last def of src, f, as a
-// gdef names it.
-func argType(src string) string {
-	i := strings.LastIndex(src, "(def f ")
-	rest := src[i:]
-	switch {
-	case strings.Contains(rest, "(x : Float) (y : Float)"):
-		return "(Tuple Float Float)"
-	case strings.Contains(rest, "(v : Vec Float) (i : Integer)"):
-		return "(Tuple (Vec Float) Integer)"
-	case strings.Contains(rest, "(v : Vec Float)"):
-		return "(Vec Float)"
-	}
-	return "Float"
 }
