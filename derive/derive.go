@@ -26,7 +26,9 @@ package derive
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ksc-lang/ksc/cl"
 	"github.com/ksc-lang/ksc/ir"
@@ -54,11 +56,20 @@ type Options struct {
 	Nested bool
 }
 
+// RevStrategies are the values of Options.Rev, the default first.
+var RevStrategies = []string{"lm", "bog", "suf"}
+
+// WantRev lists RevStrategies for an error message: "lm, bog or suf".
+func WantRev() string {
+	n := len(RevStrategies)
+	return strings.Join(RevStrategies[:n-1], ", ") + " or " + RevStrategies[n-1]
+}
+
 // Derive fills in the body of every derived function of prog that has
 // none, adding the derived functions they need.
 func Derive(prog *ir.Program, opts Options) error {
-	if opts.Rev != "" && opts.Rev != "lm" && opts.Rev != "bog" && opts.Rev != "suf" {
-		return fmt.Errorf("unknown reverse-mode strategy %q (want lm, bog or suf)", opts.Rev)
+	if opts.Rev != "" && !slices.Contains(RevStrategies, opts.Rev) {
+		return fmt.Errorf("unknown reverse-mode strategy %q (want %s)", opts.Rev, WantRev())
 	}
 	d := &deriver{
 		opts:     opts,

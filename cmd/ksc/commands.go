@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ksc-lang/ksc/derive"
 	"github.com/ksc-lang/ksc/driver"
 	cemit "github.com/ksc-lang/ksc/emit/c"
 	pyemit "github.com/ksc-lang/ksc/emit/python"
@@ -50,12 +52,10 @@ func checkAD(c *cli.Context, backend string) error {
 
 // checkRev reports a usage error for an unknown --rev.
 func checkRev(c *cli.Context) error {
-	switch r := c.String("rev"); r {
-	case "", "lm", "bog", "suf":
-		return nil
-	default:
-		return usagef("unknown reverse-mode strategy %q (want lm, bog or suf)", r)
+	if r := c.String("rev"); r != "" && !slices.Contains(derive.RevStrategies, r) {
+		return usagef("unknown reverse-mode strategy %q (want %s)", r, derive.WantRev())
 	}
+	return nil
 }
 
 // compile loads, derives and optimises the files.
