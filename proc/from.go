@@ -20,17 +20,10 @@ func (e *NotProcedure) Error() string { return e.Pos.String() + ": " + e.Why }
 // (lower.ANF), over the variables params, to a block in single-use form:
 // each let a statement, each if a Case, and Dup and Elim where a variable
 // is read other than once. It returns a *NotProcedure for what the
-// language has no statement for: a lambda (a loop), a nested let.
+// language has no statement for: a loop over a tuple of sizes, a lambda
+// of another primitive than build, sumbuild and fold.
 func FromExpr(e ir.Expr, params []*ir.Var, ns *ir.Names) (b *Block, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			np, ok := r.(*NotProcedure)
-			if !ok {
-				panic(r)
-			}
-			b, err = nil, np
-		}
-	}()
+	defer catch(&err)
 	c := &conv{ns: ns, alias: map[string]*ir.Var{}}
 	b = c.block(e)
 	l := &linear{ns: ns}
@@ -41,6 +34,18 @@ type conv struct {
 	ns    *ir.Names
 	alias map[string]*ir.Var // let x = y: x is y
 	stmts []Stmt
+}
+
+// catch turns a *NotProcedure panic, which the conversion and the
+// translation raise where they meet what they cannot handle, into *err.
+func catch(err *error) {
+	if r := recover(); r != nil {
+		np, ok := r.(*NotProcedure)
+		if !ok {
+			panic(r)
+		}
+		*err = np
+	}
 }
 
 func notProc(p ir.Pos, format string, args ...any) {

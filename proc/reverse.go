@@ -42,15 +42,7 @@ type Split struct {
 // made only where a value is needed, from the shape of the variable,
 // recorded.
 func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.Names) (s *Split, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			np, ok := r.(*NotProcedure)
-			if !ok {
-				panic(r)
-			}
-			s, err = nil, np
-		}
-	}()
+	defer catch(&err)
 	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, elem: map[string]*part{}, tapes: map[*Call]*ir.Var{},
 		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}, forced: map[string]bool{}, avail: map[string]bool{},
 		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}}
