@@ -181,10 +181,17 @@ func TestTapes(t *testing.T) {
 		// The index, and the vector's shape for the zero its
 		// accumulator starts from; not the vector.
 		{"an index", "(def f Float ((v : Vec Float) (i : Integer)) (index i v))", "(Tuple (Vec Float) Integer)", "(Tuple Integer Integer)"},
-		// A loop records a vector of its iterations' tapes: here each
-		// x, read by the square's rule (the index i is the reverse
-		// loop's own).
-		{"a loop", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (let (x (index i v)) (mul x x)))))",
+		// An if whose branches record nothing records its condition.
+		{"an if records its condition", "(def f Float (x : Float) (if (gt x 0.0) (mul x 2.0) x))", "Float", "(Tuple Bool)"},
+		// A loop's reverse recomputes what is cheap from what is bound
+		// outside the loop and its own index: here each x, read by the
+		// square's rule, is an element of v, recorded once (with the
+		// count and the vector's shape), not per iteration.
+		{"a loop rereads its inputs", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (let (x (index i v)) (mul x x)))))",
+			"(Vec Float)", "(Tuple (Vec Float) Integer Integer)"},
+		// What is not cheap is recorded per iteration: a vector of the
+		// iterations' tapes, here each exp's value.
+		{"a loop records its iterations", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (exp (index i v)))))",
 			"(Vec Float)", "(Tuple (Vec (Tuple Float)) Integer Integer)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

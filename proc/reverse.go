@@ -45,8 +45,8 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 	defer catch(&err)
 	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, elem: map[string]*part{}, tapes: map[*Call]*ir.Var{},
 		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}, forced: map[string]bool{}, avail: map[string]bool{},
-		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}}
-	top := t.newTape(b, params)
+		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}, stmt: map[string]Stmt{}, cheap: map[string]bool{}}
+	top := t.newTape(b, params, nil, false)
 	p := b.Result.P
 	// A parameter holding a tensor accumulates its cotangent in place
 	// from an accumulator each pass binds first: [bogrev f]'s acc, or
@@ -129,12 +129,28 @@ type cot struct {
 // (by the names F binds them), in order.
 type btape struct {
 	b      *Block
+	parent *btape // the tape of the block around b, nil for the body's
+	loop   bool   // b is a loop's or a fold's body
 	rec    []*ir.Var
 	seen   map[string]bool
-	copies [][2]*ir.Var // a copy Dup made, and the recorded variable it copies
-	shapes []*ir.Var    // of the variables shapeOf recorded the shape of
+	// again are the variables R binds itself at the start of b's reverse,
+	// in order: a copy Dup made, bound to the variable it copies, and a
+	// value recomputed from others rather than recorded.
+	again  []*ir.Let
+	shapes []*ir.Var // of the variables shapeOf recorded the shape of
 	shOf   []*ir.Var
 	shape  map[string]*ir.Var
+}
+
+// loopOf returns the tape of the innermost loop or fold body around tp's
+// block, nil outside loops.
+func (tp *btape) loopOf() *btape {
+	for ; tp != nil; tp = tp.parent {
+		if tp.loop {
+			return tp
+		}
+	}
+	return nil
 }
 
 type trans struct {
@@ -160,10 +176,17 @@ type trans struct {
 	loopTape map[*Loop]*ir.Var // the per-iteration tapes of a loop
 	foldTape map[*Fold]*ir.Var // the per-step tapes of a fold
 	noTapes  bool              // F of a block whose tape nothing reads
+	// stmt is the statement binding each variable; cheap memoises
+	// (*trans).cheap.
+	stmt  map[string]Stmt
+	cheap map[string]bool
 }
 
-func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
-	tp := &btape{b: b, seen: map[string]bool{}, shape: map[string]*ir.Var{}}
+// newTape makes the tape of block b, whose inputs are ins, inside the
+// block of tape parent (nil for the body), b being a loop's or fold's
+// body if loop.
+func (t *trans) newTape(b *Block, ins []*ir.Var, parent *btape, loop bool) *btape {
+	tp := &btape{b: b, parent: parent, loop: loop, seen: map[string]bool{}, shape: map[string]*ir.Var{}}
 	if t.btapes == nil {
 		t.btapes = map[*Block]*btape{}
 	}
@@ -176,6 +199,7 @@ func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
 	for _, s := range b.Stmts {
 		for _, v := range s.Outs() {
 			t.def[v.Name] = tp
+			t.stmt[v.Name] = s
 		}
 		switch s := s.(type) {
 		case *Call:
@@ -203,9 +227,10 @@ func (t *trans) newTape(b *Block, ins []*ir.Var) *btape {
 	return tp
 }
 
-// record makes the variable v part of the tape of the block binding it:
-// for a copy Dup made, the variable copied (in whose block's tape the
-// copy is bound to it: one value, one field).
+// record makes the variable v available to the reverse pass in the
+// block binding it: bound by R itself if it is cheap to recompute there
+// (recompute), else part of that block's tape. A copy Dup made is bound
+// to the variable it copies (one value, one field).
 func (t *trans) record(v *ir.Var) {
 	if t.avail[v.Name] {
 		return
@@ -218,7 +243,7 @@ func (t *trans) record(v *ir.Var) {
 		}
 		if !tp.seen[v.Name] {
 			tp.seen[v.Name] = true
-			tp.copies = append(tp.copies, [2]*ir.Var{{P: v.P, T: v.T, Name: v.Name}, r})
+			tp.again = append(tp.again, ir.MkLet(v.P, &ir.Var{P: v.P, T: v.T, Name: v.Name}, ir.Ref(v.P, r), nil))
 		}
 		return
 	}
@@ -226,10 +251,105 @@ func (t *trans) record(v *ir.Var) {
 	if tp == nil {
 		panic(fmt.Sprintf("proc: %s is bound by no block", v.Name))
 	}
-	if !tp.seen[v.Name] {
-		tp.seen[v.Name] = true
-		tp.rec = append(tp.rec, &ir.Var{P: v.P, T: v.T, Name: v.Name})
+	if tp.seen[v.Name] {
+		return
 	}
+	if e := t.recompute(v); e != nil {
+		tp.seen[v.Name] = true
+		tp.again = append(tp.again, ir.MkLet(v.P, &ir.Var{P: v.P, T: v.T, Name: v.Name}, e, nil))
+		return
+	}
+	tp.seen[v.Name] = true
+	tp.rec = append(tp.rec, &ir.Var{P: v.P, T: v.T, Name: v.Name})
+}
+
+// recompute returns the expression by which R recomputes v, having made
+// what it reads available, or nil if v is to be recorded. R recomputes a
+// constant, a tuple or a field of one, and a primitive call as cheap as
+// reading a recorded value with the same bits (recomputable), when what
+// it reads is available without recording anything per iteration of v's
+// loop: a loop index, a value bound outside the loop, or one recomputed
+// in turn. A loop then records only what its reverse cannot recompute
+// (a matrix-vector product's loops, nothing: seed 003's tape holds what
+// the rules read, and an element of an input is read again from it).
+func (t *trans) recompute(v *ir.Var) ir.Expr {
+	if !t.isCheap(v) {
+		return nil
+	}
+	p := v.P
+	refs := func(vs []*ir.Var) []ir.Expr {
+		out := make([]ir.Expr, len(vs))
+		for i, a := range vs {
+			t.record(a)
+			out[i] = ir.Ref(p, a)
+		}
+		return out
+	}
+	switch s := t.stmt[v.Name].(type) {
+	case *Const:
+		return ir.Copy(s.Val, p)
+	case *Call:
+		return &ir.Call{P: p, T: v.T, Prim: s.Prim, Args: refs(s.Args)}
+	case *Tuple:
+		return ir.MkTuple(p, refs(s.Elems)...)
+	case *Untuple:
+		t.record(s.In)
+		for k, e := range s.Elems {
+			if e.Name == v.Name {
+				return ir.MkGet(p, k+1, ir.Ref(p, s.In))
+			}
+		}
+	}
+	panic(fmt.Sprintf("proc: %s is not recomputable", v.Name))
+}
+
+// isCheap reports whether R recomputes v (recompute).
+func (t *trans) isCheap(v *ir.Var) bool {
+	if c, ok := t.cheap[v.Name]; ok {
+		return c
+	}
+	t.cheap[v.Name] = false
+	free := func(vs ...*ir.Var) bool {
+		for _, a := range vs {
+			r := t.rootOf(a)
+			if !t.avail[r.Name] && !t.isCheap(r) && t.def[r.Name].loopOf() == t.def[v.Name].loopOf() {
+				return false
+			}
+		}
+		return true
+	}
+	ok := false
+	switch s := t.stmt[v.Name].(type) {
+	case *Const:
+		ok = true
+	case *Call:
+		ok = s.Prim != nil && recomputable(s.Prim, s.Args) && free(s.Args...)
+	case *Tuple:
+		ok = free(s.Elems...)
+	case *Untuple:
+		ok = free(s.In)
+	}
+	t.cheap[v.Name] = ok
+	return ok
+}
+
+// recomputable reports whether a call of pr on args costs no more than
+// reading its value from a tape and gives the same bits every time:
+// IEEE arithmetic and comparisons (Exact), an element or the size of a
+// tensor, and equality of values holding no tensor.
+func recomputable(pr *ir.Prim, args []*ir.Var) bool {
+	switch pr.Name {
+	case "index", "size":
+		return true
+	case "eq", "ne":
+		for _, a := range args {
+			if !a.T.IsUniform() {
+				return false
+			}
+		}
+		return true
+	}
+	return pr.Exact && pr.Pure
 }
 
 // shapeOf returns a function giving the shape of v, recorded in the tape
@@ -254,11 +374,12 @@ func (t *trans) shapeOf(v *ir.Var) func() ir.Expr {
 	}
 }
 
-// unpack binds the tape's variables from tv around body.
+// unpack binds the tape's variables from tv around body, then those R
+// binds itself.
 func (tp *btape) unpack(tv ir.Expr, body ir.Expr) ir.Expr {
-	for i := len(tp.copies) - 1; i >= 0; i-- {
-		c := tp.copies[i]
-		body = ir.MkLet(c[0].P, c[0], ir.Ref(c[0].P, c[1]), body)
+	for i := len(tp.again) - 1; i >= 0; i-- {
+		l := tp.again[i]
+		body = &ir.Let{P: l.P, Vars: l.Vars, Rhs: l.Rhs, Body: body}
 	}
 	if len(tp.rec) == 0 {
 		return body
@@ -436,8 +557,8 @@ func (t *trans) contribute(out *[]ir.Expr, env map[string]*cot, v *ir.Var, c *co
 	}
 	cur := t.acc[r.Name]
 	if cur == nil {
-		if _, ok := c.atom.(*ir.Var); ok && c.owned {
-			t.acc[r.Name] = c.atom
+		if c.atom != nil && c.owned {
+			t.acc[r.Name] = t.atomOf(out, c.atom)
 			return
 		}
 		cur = t.bind(out, "acc", zero(r.P, r.T, t.shapeOf(r)))
@@ -593,7 +714,7 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	drv := t.atomOf(out, t.materialise(out, dr, s.Out.T, t.shapeOf(s.Out)))
 	tp := t.btapes[s.Body]
 	if tp == nil {
-		tp = t.newTape(s.Body, []*ir.Var{s.Index})
+		tp = t.newTape(s.Body, []*ir.Var{s.Index}, t.def[s.Out.Name], true)
 	}
 	t.avail[s.Index.Name] = true
 	ls := t.enterLoop(p, s.Free)
@@ -608,8 +729,11 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	if !t.leaveLoop(ls) {
 		return // nothing flows back through the loop: it runs as primal code
 	}
-	tapes := t.loopTapes(s.P, s.Out, tp)
-	t.loopTape[s] = tapes
+	var tapes *ir.Var
+	if len(tp.rec) > 0 {
+		tapes = t.loopTapes(s.P, s.Out, tp)
+		t.loopTape[s] = tapes
+	}
 	t.record(s.N)
 	inits, phs, finals := t.loopState(p, ls)
 	res := t.iterate(out, "$ifold", ir.Ref(p, s.N), s.Index, tapes, tp, items, inits, phs, finals)
@@ -629,7 +753,7 @@ func (t *trans) revFold(s *Fold, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	drv := t.atomOf(out, t.materialise(out, dr, s.Out.T, t.shapeOf(s.Out)))
 	tp := t.btapes[s.Body]
 	if tp == nil {
-		tp = t.newTape(s.Body, []*ir.Var{s.Param})
+		tp = t.newTape(s.Body, []*ir.Var{s.Param}, t.def[s.Out.Name], true)
 	}
 	k := t.ns.FreshVar(p, "k", types.IntegerType)
 	t.avail[k.Name] = true
@@ -656,17 +780,31 @@ func (t *trans) revFold(s *Fold, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	}
 	prev := t.materialise(&items, parts[0], s.Out.T, fieldShape(p, s.Param.T, 0, t.shapeOf(s.Param)))
 	t.leaveLoop(ls)
-	tapes := t.loopTapes(s.P, s.Out, tp)
-	t.foldTape[s] = tapes
+	var tapes *ir.Var
+	var n ir.Expr
+	if len(tp.rec) > 0 {
+		tapes = t.loopTapes(s.P, s.Out, tp)
+		t.foldTape[s] = tapes
+		n = ir.MkPrim(p, "size", ir.Ref(p, tapes))
+	} else {
+		t.record(s.Vec)
+		n = ir.MkPrim(p, "size", ir.Ref(p, s.Vec))
+	}
 	inits, phs, finals := t.loopState(p, ls)
 	inits = append([]ir.Expr{drv}, inits...)
 	phs = append([]*ir.Var{da}, phs...)
 	finals = append([]ir.Expr{prev}, finals...)
-	n := ir.MkPrim(p, "size", ir.Ref(p, tapes))
 	res := t.iterate(out, "$ifoldr", n, k, tapes, tp, items, inits, phs, finals)
 	st := t.split(out, &cot{atom: res, owned: true}, len(phs))
 	t.afterLoop(out, env, ls, st[1:])
 	t.contribute(out, env, s.Init, st[0])
+}
+
+// active reports whether a cotangent flows back through v: it holds a
+// Float, and is not a constant.
+func (t *trans) active(v *ir.Var) bool {
+	_, k := t.stmt[t.rootOf(v).Name].(*Const)
+	return !k && differentiable(v.T)
 }
 
 // atomOf returns e bound to a variable unless it is one.
@@ -770,10 +908,14 @@ func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tap
 	stT := types.TupleOf(sts...)
 	si := t.ns.FreshVar(p, "s_i", types.TupleOf(stT, types.IntegerType))
 	st := t.ns.FreshVar(p, "st", stT)
-	rec := t.ns.FreshVar(p, "rec", tp.typ())
 	body := ir.WrapChain(items, ir.MkTuple(p, finals...))
-	body = tp.unpack(ir.Ref(p, rec), body)
-	body = ir.MkLet(p, rec, ir.MkPrim(p, "index", ir.Ref(p, index), ir.Ref(p, tapes)), body)
+	if tapes != nil {
+		rec := t.ns.FreshVar(p, "rec", tp.typ())
+		body = tp.unpack(ir.Ref(p, rec), body)
+		body = ir.MkLet(p, rec, ir.MkPrim(p, "index", ir.Ref(p, index), ir.Ref(p, tapes)), body)
+	} else {
+		body = tp.unpack(nil, body)
+	}
 	body = &ir.Let{P: p, Vars: phs, Pattern: true, Rhs: ir.Ref(p, st), Body: body}
 	body = &ir.Let{P: p, Vars: []*ir.Var{st, {P: p, T: index.T, Name: index.Name}}, Pattern: true, Rhs: ir.Ref(p, si), Body: body}
 	return t.bind(out, "st", ir.MkPrim(p, op, n, ir.MkTuple(p, inits...), ir.MkLam(p, si, body)))
@@ -803,7 +945,7 @@ func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 	p := s.P
 	active := false
 	for _, a := range s.Args {
-		active = active || differentiable(a.T)
+		active = active || t.active(a)
 	}
 	if db == nil || !active || !differentiable(s.Out.T) {
 		return // zero in, zero out: a primal call, no record
@@ -834,7 +976,7 @@ func (t *trans) revCall(s *Call, db *cot, env map[string]*cot, out *[]ir.Expr) {
 	params = append(params, &ir.Var{T: s.Out.T, Name: "r"})
 	subst["r"] = ir.Ref(p, s.Out)
 	for k, a := range s.Args {
-		if !differentiable(a.T) {
+		if !t.active(a) {
 			continue
 		}
 		if pr.D == nil {
@@ -998,7 +1140,7 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	for i, br := range []*Block{s.Then, s.Else} {
 		tp := t.btapes[br]
 		if tp == nil {
-			tp = t.newTape(br, nil)
+			tp = t.newTape(br, nil, t.def[s.Out.Name], false)
 		}
 		t.acc = map[string]ir.Expr{}
 		for k, v := range before {
@@ -1035,14 +1177,22 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	if len(live) == 0 && len(threaded) == 0 {
 		return // nothing flows back through the case: it runs as primal code
 	}
-	vt := types.VariantOf(sides[0].tape.typ(), sides[1].tape.typ())
-	rec := t.variant[s]
-	if rec == nil {
-		rec = t.ns.FreshVar(p, "case", vt)
-		t.variant[s] = rec
-		t.def[rec.Name] = t.def[s.Out.Name]
+	// Which branch ran is the condition's value when neither branch
+	// records anything, else a variant holding the branch's tape.
+	var rec *ir.Var
+	var cond ir.Expr = ir.Ref(p, s.Cond)
+	if len(sides[0].tape.rec) > 0 || len(sides[1].tape.rec) > 0 {
+		rec = t.variant[s]
+		if rec == nil {
+			rec = t.ns.FreshVar(p, "case", types.VariantOf(sides[0].tape.typ(), sides[1].tape.typ()))
+			t.variant[s] = rec
+			t.def[rec.Name] = t.def[s.Out.Name]
+		}
+		t.record(rec)
+		cond = ir.MkPrim(p, "$isl", ir.Ref(p, rec))
+	} else {
+		t.record(s.Cond)
 	}
-	t.record(rec)
 	branch := func(k int, get string) ir.Expr {
 		sd := sides[k]
 		items := sd.items
@@ -1057,7 +1207,11 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 			}
 			vals = append(vals, a)
 		}
-		return sd.tape.unpack(ir.MkPrim(p, get, ir.Ref(p, rec)), ir.WrapChain(items, ir.MkTuple(p, vals...)))
+		var tv ir.Expr
+		if rec != nil {
+			tv = ir.MkPrim(p, get, ir.Ref(p, rec))
+		}
+		return sd.tape.unpack(tv, ir.WrapChain(items, ir.MkTuple(p, vals...)))
 	}
 	thenR, elseR := branch(0, "$outl"), branch(1, "$outr")
 	vars := make([]*ir.Var, 0, len(live)+len(threaded))
@@ -1074,7 +1228,7 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 		t.acc[r.Name] = ir.Ref(p, d)
 	}
 	*out = append(*out, &ir.Let{P: p, Vars: vars, Pattern: true,
-		Rhs: ir.MkIf(p, ir.MkPrim(p, "$isl", ir.Ref(p, rec)), thenR, elseR)})
+		Rhs: ir.MkIf(p, cond, thenR, elseR)})
 }
 
 // fwd emits F[[b]]: b's statements as lets, a split call through
