@@ -595,19 +595,57 @@ func (t *trans) key(v *ir.Var) *ir.Var {
 // contributeAt adds c into the part path of v's cotangent, following v's
 // own place in its base to the accumulator of its key.
 func (t *trans) contributeAt(out *[]ir.Expr, v *ir.Var, path []step, c *cot) {
-	r := t.rootOf(v)
-	if e := t.elem[r.Name]; e != nil {
-		if e.Index != nil {
-			t.record(e.Index)
-		}
-		t.contributeAt(out, e.Base, append([]step{e.step}, path...), c)
-		return
-	}
+	r, at := t.place(v)
 	cur := t.acc[r.Name]
 	if cur == nil {
 		cur = t.bind(out, "acc", zero(r.P, r.T, t.shapeOf(r)))
 	}
-	t.acc[r.Name] = t.updateAt(out, cur, path, c)
+	t.acc[r.Name] = t.updateAt(out, cur, append(at, path...), c)
+}
+
+// place returns v's key and the path of v's part in it, recording the
+// indexes on the way.
+func (t *trans) place(v *ir.Var) (*ir.Var, []step) {
+	var path []step
+	r := t.rootOf(v)
+	for e := t.elem[r.Name]; e != nil; e = t.elem[r.Name] {
+		if e.Index != nil {
+			t.record(e.Index)
+		}
+		path = append([]step{e.step}, path...)
+		r = t.rootOf(e.Base)
+	}
+	return r, path
+}
+
+// partAt returns the part path of acc, and a function emitting acc with
+// that part replaced (in place, as updateAt).
+func (t *trans) partAt(out *[]ir.Expr, acc ir.Expr, path []step) (ir.Expr, func(*[]ir.Expr, ir.Expr) ir.Expr) {
+	if len(path) == 0 {
+		return acc, func(_ *[]ir.Expr, e ir.Expr) ir.Expr { return e }
+	}
+	p := acc.Pos()
+	st := path[0]
+	if st.Index != nil {
+		i := ir.Ref(p, st.Index)
+		inner, put := t.partAt(out, t.bind(out, "row", ir.MkPrim(p, "index", i, acc)), path[1:])
+		return inner, func(out *[]ir.Expr, e ir.Expr) ir.Expr {
+			return t.bind(out, "acc", ir.MkPrim(p, "$setAt", acc, i, put(out, e)))
+		}
+	}
+	tt := acc.Type()
+	fields := make([]*ir.Var, len(tt.Elems))
+	refs := make([]ir.Expr, len(fields))
+	for k := range fields {
+		fields[k] = t.ns.FreshVar(p, "acc", tt.Elems[k])
+		refs[k] = ir.Ref(p, fields[k])
+	}
+	*out = append(*out, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: acc})
+	inner, put := t.partAt(out, refs[st.Field-1], path[1:])
+	return inner, func(out *[]ir.Expr, e ir.Expr) ir.Expr {
+		refs[st.Field-1] = put(out, e)
+		return t.bind(out, "acc", ir.MkTuple(p, refs...))
+	}
 }
 
 // updateAt returns acc with c added into its part path, in place.
@@ -1068,27 +1106,32 @@ func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Exp
 		t.def[rec.Name] = t.def[s.Out.Name]
 	}
 	t.record(rec)
+	// A tensor argument's accumulator is passed to [bogrev g], which adds
+	// into it in place: the variable's own, or for a part of another
+	// (an element of a vector of matrices) that part of its key's.
 	n := len(s.Args)
-	inAcc := make([]bool, n)
+	puts := make([]func(*[]ir.Expr, ir.Expr) ir.Expr, n)
+	keys := make([]*ir.Var, n)
 	accs := make([]ir.Expr, n)
 	taken := map[string]bool{}
 	any := false
 	for k, a := range s.Args {
-		r := t.rootOf(a)
 		if ignored(s.Fn, k) {
 			dt, _ := types.Tangent(a.T)
 			accs[k] = empty(p, dt)
 			continue
 		}
-		if t.accMode(a) && !taken[r.Name] {
+		if r := t.key(a); t.accMode(a) && t.accMode(r) && !taken[r.Name] {
 			taken[r.Name] = true
-			inAcc[k], any = true, true
+			any = true
+			r, path := t.place(a)
 			cur := t.acc[r.Name]
 			if cur == nil {
 				cur = t.bind(out, "acc", zero(p, r.T, t.shapeOf(r)))
 			}
 			delete(t.acc, r.Name)
-			accs[k] = cur
+			keys[k] = r
+			accs[k], puts[k] = t.partAt(out, cur, path)
 		} else {
 			accs[k] = zero(p, a.T, t.shapeOf(a))
 		}
@@ -1114,8 +1157,8 @@ func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Exp
 		if ignored(s.Fn, k) {
 			continue
 		}
-		if inAcc[k] {
-			t.acc[t.rootOf(a).Name] = parts[k].atom
+		if puts[k] != nil {
+			t.acc[keys[k].Name] = puts[k](out, parts[k].atom)
 		} else {
 			t.contribute(out, env, a, parts[k])
 		}
