@@ -232,21 +232,35 @@ func (m *fwdMatch) matchRecBranch(fp *ir.Func, br ir.Expr) bool {
 	for i, it := range items {
 		if callsFunc(it, fp) {
 			l, ok := it.(*ir.Let)
-			if k >= 0 || !ok || len(l.Vars) != 1 || l.Pattern {
+			if k >= 0 || !ok || len(l.Vars) != 1 && !(l.Pattern && len(l.Vars) == 2) {
 				return false
 			}
 			c, ok := l.Rhs.(*ir.Call)
-			if !ok || c.Fn != fp || len(c.Args) != 1 || callsFunc(c.Args[0], fp) {
+			if !ok || c.Fn != fp || len(c.Args) == 0 {
 				return false
 			}
+			for _, a := range c.Args {
+				if callsFunc(a, fp) {
+					return false
+				}
+			}
 			k, m.args = i, c.Args[0]
+			if len(c.Args) > 1 {
+				m.args = ir.MkTuple(c.P, c.Args...)
+			}
 		}
 	}
 	if k < 0 {
 		return false
 	}
-	pb := items[k].(*ir.Let).Vars[0]
-	var r2, b2 *ir.Var
+	// The value and the BOG below: taken from the pair by gets, or by
+	// the call's pattern (procedure-language passes).
+	var pb, r2, b2 *ir.Var
+	if l := items[k].(*ir.Let); l.Pattern {
+		r2, b2 = l.Vars[0], l.Vars[1]
+	} else {
+		pb = l.Vars[0]
+	}
 	for _, it := range items[k+1:] {
 		if a, ok := it.(*ir.Assert); ok && checkedBefore(a, items[:k]) {
 			continue // made before the call (the record is made there)
@@ -256,7 +270,7 @@ func (m *fwdMatch) matchRecBranch(fp *ir.Func, br ir.Expr) bool {
 			return false
 		}
 		g, ok := l.Rhs.(*ir.Get)
-		if !ok || !isRef(g.X, pb.Name) || g.N != 2 {
+		if !ok || pb == nil || !isRef(g.X, pb.Name) || g.N != 2 {
 			return false
 		}
 		switch {
@@ -296,7 +310,7 @@ func (m *fwdMatch) matchRecBranch(fp *ir.Func, br ir.Expr) bool {
 				return false
 			}
 			m.payloadIndex = i
-		case ir.Occurs(b2.Name, e) || ir.Occurs(r2.Name, e) || ir.Occurs(pb.Name, e):
+		case ir.Occurs(b2.Name, e) || ir.Occurs(r2.Name, e) || pb != nil && ir.Occurs(pb.Name, e):
 			return false
 		default:
 			m.payload = append(m.payload, e)

@@ -61,11 +61,10 @@ func (d *deriver) procPasses(f, base *ir.Func, p ir.Pos) bool {
 		x := &ir.Var{P: p, T: f.Arg, Name: "x"}
 		f.Params = []*ir.Var{x}
 		f.OneParam = true
-		vt := f.Result.Elems[0]
-		v := d.ns.FreshVar(p, "v", vt)
-		tp := d.ns.FreshVar(p, "tape", s.Tape.T)
-		body := ir.Expr(&ir.Let{P: p, Vars: []*ir.Var{v, tp}, Pattern: true, Rhs: ir.Copy(s.Fwd, ir.Pos{}),
-			Body: ir.MkTuple(p, ir.Ref(p, v), ir.MkPrim(p, "$wrap", ir.Ref(p, tp), &ir.Dummy{P: p, T: bog}))})
+		// F ends in (tuple value tape): the tape wrapped there.
+		items, tail := ir.ChainItems(ir.Copy(s.Fwd, ir.Pos{}))
+		vt := tail.(*ir.Tuple).Elems
+		body := ir.WrapChain(items, ir.MkTuple(p, vt[0], ir.MkPrim(p, "$wrap", vt[1], &ir.Dummy{P: p, T: bog})))
 		if len(ps.params) == 1 {
 			body = ir.MkLet(p, ps.params[0], ir.Ref(p, x), body)
 		} else {
@@ -74,14 +73,31 @@ func (d *deriver) procPasses(f, base *ir.Func, p ir.Pos) bool {
 		f.Body = body
 	case "bogrev":
 		v := paramsOf(f, "dr", "bog", "acc")
-		f.Body = ir.MkLet(p, s.Tape, ir.MkPrim(p, "$unwrap", v[1]), ir.Copy(s.RevAcc, ir.Pos{}))
+		f.Body = unwrapTape(s.Tape, v[1], s.RevAcc)
 	case "sufrevpass":
 		v := paramsOf(f, "dr", "bog")
-		f.Body = ir.MkLet(p, s.Tape, ir.MkPrim(p, "$unwrap", v[1]), ir.Copy(s.Rev, ir.Pos{}))
+		f.Body = unwrapTape(s.Tape, v[1], s.Rev)
 	default:
 		return false
 	}
 	return true
+}
+
+// unwrapTape is a reverse pass over tape, body, reading it from the
+// record b: (let ((fields...) ($unwrap b)) ...) where body takes the
+// tape apart first, the shape of the passes bog.Split gives (which
+// loop-tail recognises).
+func unwrapTape(tape *ir.Var, b ir.Expr, body ir.Expr) ir.Expr {
+	p := body.Pos()
+	unwrap := ir.MkPrim(p, "$unwrap", b)
+	body = ir.Copy(body, ir.Pos{})
+	if l, ok := body.(*ir.Let); ok && l.Pattern {
+		if v, ok := l.Rhs.(*ir.Var); ok && v.Name == tape.Name && !ir.Occurs(tape.Name, l.Body) {
+			l.Rhs = unwrap
+			return l
+		}
+	}
+	return ir.MkLet(p, tape, unwrap, body)
 }
 
 // makeProcSplit translates base's prepared body and defines its BOG type.

@@ -72,9 +72,10 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 		}
 	}
 
-	// Both passes' prologues and endings before the tape is fixed: the
-	// zero gradient reads the shapes of the parameters.
-	var accPro, zeroPro, accEnd, zeroEnd []ir.Expr
+	// The accumulating pass's prologue and ending, and the zero the
+	// other starts it from, before the tape is fixed: the zero reads
+	// the shapes of the parameters.
+	var accPro, accEnd []ir.Expr
 	accFields := []ir.Expr{ir.Ref(p, acc)}
 	if len(params) > 1 {
 		fields := make([]*ir.Var, len(params))
@@ -89,29 +90,29 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 		}
 	}
 	sums := make([]ir.Expr, len(params))
-	grad := make([]ir.Expr, len(params))
+	zeros := make([]ir.Expr, len(params))
 	for i, v := range params {
+		zeros[i] = zero(p, v.T, t.shapeOf(v))
 		if accIn[i] != nil {
 			accPro = append(accPro, &ir.Let{P: p, Vars: []*ir.Var{accIn[i]}, Rhs: accFields[i]})
-			zeroPro = append(zeroPro, &ir.Let{P: p, Vars: []*ir.Var{accIn[i]}, Rhs: zero(p, v.T, t.shapeOf(v))})
-			sums[i], grad[i] = grads[i].atom, grads[i].atom
+			sums[i] = grads[i].atom
 			continue
 		}
 		sums[i] = t.addInto(&accEnd, accFields[i], grads[i])
-		grad[i] = t.materialise(&zeroEnd, grads[i], v.T, t.shapeOf(v))
 	}
-	sum, whole := sums[0], grad[0]
+	sum, zeroAcc := sums[0], zeros[0]
 	if len(params) > 1 {
-		sum, whole = ir.MkTuple(p, sums...), ir.MkTuple(p, grad...)
+		sum, zeroAcc = ir.MkTuple(p, sums...), ir.MkTuple(p, zeros...)
 	}
 	revAcc := ir.WrapChain(accPro, ir.WrapChain(items, ir.WrapChain(accEnd, sum)))
-	rev := ir.WrapChain(zeroPro, ir.Copy(ir.WrapChain(items, ir.WrapChain(zeroEnd, whole)), ir.Pos{}))
 
 	fwdItems, value, tapeVal := t.fwd(b, top)
 	tape := ns.FreshVar(p, "tape", tapeVal.Type())
 	s = &Split{Fwd: ir.WrapChain(fwdItems, ir.MkTuple(p, ir.Ref(p, value), tapeVal)), Tape: tape}
-	s.RevAcc = top.unpack(ir.Ref(p, tape), revAcc)
-	s.Rev = top.unpack(ir.Ref(p, tape), rev)
+	s.RevAcc = top.unpack(ir.Ref(p, tape), nil, revAcc)
+	// The other pass is the accumulating one from zero, bound first (the
+	// shape of [sufrevpass f] loop-tail recognises).
+	s.Rev = top.unpack(ir.Ref(p, tape), []ir.Expr{ir.MkLet(p, acc, zeroAcc, nil)}, ir.Copy(revAcc, ir.Pos{}))
 	return s, nil
 }
 
@@ -374,13 +375,14 @@ func (t *trans) shapeOf(v *ir.Var) func() ir.Expr {
 	}
 }
 
-// unpack binds the tape's variables from tv around body, then those R
-// binds itself.
-func (tp *btape) unpack(tv ir.Expr, body ir.Expr) ir.Expr {
+// unpack binds the tape's variables from tv around body, then the lets
+// pre, then the variables R binds itself.
+func (tp *btape) unpack(tv ir.Expr, pre []ir.Expr, body ir.Expr) ir.Expr {
 	for i := len(tp.again) - 1; i >= 0; i-- {
 		l := tp.again[i]
 		body = &ir.Let{P: l.P, Vars: l.Vars, Rhs: l.Rhs, Body: body}
 	}
+	body = ir.WrapChain(pre, body)
 	if len(tp.rec) == 0 {
 		return body
 	}
@@ -418,7 +420,7 @@ func zero(p ir.Pos, vt *types.Type, sh func() ir.Expr) ir.Expr {
 	}
 	dt, _ := types.Tangent(vt)
 	if vt.IsUniform() {
-		return ir.MkPrim(p, "$zerosOfShape", ir.MkTuple(p), &ir.Dummy{P: p, T: dt})
+		return empty(p, dt)
 	}
 	return ir.MkPrim(p, "$zerosOfShape", sh(), &ir.Dummy{P: p, T: dt})
 }
@@ -949,10 +951,10 @@ func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tap
 	body := ir.WrapChain(items, ir.MkTuple(p, finals...))
 	if tapes != nil {
 		rec := t.ns.FreshVar(p, "rec", tp.typ())
-		body = tp.unpack(ir.Ref(p, rec), body)
+		body = tp.unpack(ir.Ref(p, rec), nil, body)
 		body = ir.MkLet(p, rec, ir.MkPrim(p, "index", ir.Ref(p, index), ir.Ref(p, tapes)), body)
 	} else {
-		body = tp.unpack(nil, body)
+		body = tp.unpack(nil, nil, body)
 	}
 	body = &ir.Let{P: p, Vars: phs, Pattern: true, Rhs: ir.Ref(p, st), Body: body}
 	body = &ir.Let{P: p, Vars: []*ir.Var{st, {P: p, T: index.T, Name: index.Name}}, Pattern: true, Rhs: ir.Ref(p, si), Body: body}
@@ -1114,7 +1116,12 @@ func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Exp
 	keys := make([]*ir.Var, n)
 	accs := make([]ir.Expr, n)
 	taken := map[string]bool{}
-	any := false
+	// [bogrev g] too when all that is passed besides are constant zeros
+	// (the shape of a recursion's passes loop-tail recognises).
+	any := true
+	for _, a := range s.Args {
+		any = any && a.T.IsUniform()
+	}
 	for k, a := range s.Args {
 		if ignored(s.Fn, k) {
 			dt, _ := types.Tangent(a.T)
@@ -1132,12 +1139,15 @@ func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Exp
 			delete(t.acc, r.Name)
 			keys[k] = r
 			accs[k], puts[k] = t.partAt(out, cur, path)
-		} else {
-			accs[k] = zero(p, a.T, t.shapeOf(a))
 		}
 	}
 	var da ir.Expr
 	if any {
+		for k, a := range s.Args {
+			if accs[k] == nil {
+				accs[k] = zero(p, a.T, t.shapeOf(a))
+			}
+		}
 		acc := accs[0]
 		if n > 1 {
 			acc = ir.MkTuple(p, accs...)
@@ -1254,7 +1264,7 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 		if rec != nil {
 			tv = ir.MkPrim(p, get, ir.Ref(p, rec))
 		}
-		return sd.tape.unpack(tv, ir.WrapChain(items, ir.MkTuple(p, vals...)))
+		return sd.tape.unpack(tv, nil, ir.WrapChain(items, ir.MkTuple(p, vals...)))
 	}
 	thenR, elseR := branch(0, "$outl"), branch(1, "$outr")
 	vars := make([]*ir.Var, 0, len(live)+len(threaded))

@@ -693,7 +693,7 @@ const tailRecursion = `
 // forward pass ran the primal recursion again at every level. The
 // gradients are checked by hand (see tailRecursion) in both backends, and
 // the optimised program is checked to have the loops and no other
-// recursion of the passes.
+// recursion of the passes, with the passes cut and translated (--rev=suf).
 func TestTailRecursionLoops(t *testing.T) {
 	file := writeAndRun(t, "tail.ks", tailRecursion, "1 1 1 3 0.5 1 1 1\n")
 	for _, name := range []string{"prodrec", "moments", "integ"} {
@@ -716,6 +716,23 @@ func TestTailRecursionLoops(t *testing.T) {
 			f := optimisedFunc(t, file, "["+pass+" "+name+"]")
 			if n := len(callsOf(f.Body, f)); n != 0 {
 				t.Errorf("[%s %s] calls itself %d times, want none (it starts the loop)", pass, name, n)
+			}
+		}
+	}
+	// So are the passes translated from the procedure language.
+	suf := optimisedWith(t, "tail.ks", tailRecursion, driver.Options{Rev: "suf"})
+	for _, name := range []string{"prodrec", "moments", "integ"} {
+		for _, pass := range []string{"suffwdloop", "bogup"} {
+			var f *ir.Func
+			for _, g := range suf.Funcs {
+				if g.Name.String() == "["+pass+" "+name+"]" {
+					f = g
+				}
+			}
+			if f == nil {
+				t.Errorf("--rev=suf: no [%s %s]", pass, name)
+			} else if tail, all := len(ir.TailCalls(f)), len(callsOf(f.Body, f)); tail != 1 || all != 1 {
+				t.Errorf("--rev=suf: [%s %s] calls itself %d times, %d of them tail calls; want one, a tail call", pass, name, all, tail)
 			}
 		}
 	}
