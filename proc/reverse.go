@@ -45,7 +45,7 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 	defer catch(&err)
 	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, elem: map[string]*part{}, tapes: map[*Call]*ir.Var{},
 		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}, forced: map[string]bool{}, avail: map[string]bool{},
-		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}, stmt: map[string]Stmt{}, cheap: map[string]bool{}}
+		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}, stmt: map[string]Stmt{}, cheap: map[string]bool{}, shared: map[string]bool{}}
 	top := t.newTape(b, params, nil, false)
 	p := b.Result.P
 	// A parameter holding a tensor accumulates its cotangent in place
@@ -181,6 +181,9 @@ type trans struct {
 	// (*trans).cheap.
 	stmt  map[string]Stmt
 	cheap map[string]bool
+	// shared are the accumulators (by variable name) that are values
+	// other values share, copied before they are updated in place (own).
+	shared map[string]bool
 }
 
 // newTape makes the tape of block b, whose inputs are ins, inside the
@@ -465,7 +468,7 @@ func (t *trans) split(out *[]ir.Expr, c *cot, n int) []*cot {
 	parts := make([]*cot, n)
 	for i := range vars {
 		vars[i] = t.ns.FreshVar(c.atom.Pos(), "d", tt.Elems[i])
-		parts[i] = &cot{atom: ir.Ref(c.atom.Pos(), vars[i])}
+		parts[i] = &cot{atom: ir.Ref(c.atom.Pos(), vars[i]), owned: c.owned}
 	}
 	*out = append(*out, &ir.Let{P: c.atom.Pos(), Vars: vars, Pattern: true, Rhs: c.atom})
 	return parts
@@ -559,13 +562,36 @@ func (t *trans) contribute(out *[]ir.Expr, env map[string]*cot, v *ir.Var, c *co
 	}
 	cur := t.acc[r.Name]
 	if cur == nil {
-		if c.atom != nil && c.owned {
-			t.acc[r.Name] = t.atomOf(out, c.atom)
+		if c.atom != nil {
+			// c itself, copied where first added into if other values
+			// share its storage (own).
+			a := t.atomOf(out, c.atom)
+			if !c.owned {
+				t.shared[a.(*ir.Var).Name] = true
+			}
+			t.acc[r.Name] = a
 			return
 		}
 		cur = t.bind(out, "acc", zero(r.P, r.T, t.shapeOf(r)))
 	}
-	t.acc[r.Name] = t.bind(out, "acc", t.addInto(out, cur, c))
+	t.acc[r.Name] = t.bind(out, "acc", t.addInto(out, t.own(out, cur, r), c))
+}
+
+// own returns acc, the accumulator of key r, about to be updated in
+// place: a copy of it if it is a value other values share (a cotangent
+// that was not the translation's to update, such as dr).
+func (t *trans) own(out *[]ir.Expr, acc ir.Expr, r *ir.Var) ir.Expr {
+	if v, ok := acc.(*ir.Var); !ok || !t.shared[v.Name] || r.T.IsUniform() {
+		return acc
+	}
+	return t.bind(out, "acc", ir.MkPrim(acc.Pos(), "$addTo", zero(r.P, r.T, t.shapeOf(r)), acc))
+}
+
+// isShared reports whether the accumulator acc is a value other values
+// share (own).
+func (t *trans) isShared(acc ir.Expr) bool {
+	v, ok := acc.(*ir.Var)
+	return ok && t.shared[v.Name]
 }
 
 // A step is a part of a value: element Index (a variable) of a tensor,
@@ -602,7 +628,7 @@ func (t *trans) contributeAt(out *[]ir.Expr, v *ir.Var, path []step, c *cot) {
 	if cur == nil {
 		cur = t.bind(out, "acc", zero(r.P, r.T, t.shapeOf(r)))
 	}
-	t.acc[r.Name] = t.updateAt(out, cur, append(at, path...), c)
+	t.acc[r.Name] = t.updateAt(out, t.own(out, cur, r), append(at, path...), c)
 }
 
 // place returns v's key and the path of v's part in it, recording the
@@ -697,7 +723,7 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 		if _, ok := st.(*Dup); !ok {
 			for _, o := range st.Outs() {
 				if a := t.acc[o.Name]; a != nil && t.accMode(o) {
-					env[o.Name] = &cot{atom: a, owned: true}
+					env[o.Name] = &cot{atom: a, owned: !t.isShared(a)}
 					delete(t.acc, o.Name)
 				}
 			}
@@ -775,7 +801,7 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 		t.loopTape[s] = tapes
 	}
 	t.record(s.N)
-	inits, phs, finals := t.loopState(p, ls)
+	inits, phs, finals := t.loopState(out, p, ls)
 	res := t.iterate(out, "$ifold", ir.Ref(p, s.N), s.Index, tapes, tp, items, inits, phs, finals)
 	t.afterLoop(out, env, ls, t.split(out, &cot{atom: res, owned: true}, len(ls.touched)))
 }
@@ -808,7 +834,7 @@ func (t *trans) revFold(s *Fold, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	var pc *cot
 	if t.accumulates(s.Param) {
 		if a := t.acc[s.Param.Name]; a != nil {
-			pc = &cot{atom: a, owned: true}
+			pc = &cot{atom: a, owned: !t.isShared(a)}
 			delete(t.acc, s.Param.Name)
 		}
 	} else {
@@ -830,7 +856,7 @@ func (t *trans) revFold(s *Fold, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 		t.record(s.Vec)
 		n = ir.MkPrim(p, "size", ir.Ref(p, s.Vec))
 	}
-	inits, phs, finals := t.loopState(p, ls)
+	inits, phs, finals := t.loopState(out, p, ls)
 	inits = append([]ir.Expr{drv}, inits...)
 	phs = append([]*ir.Var{da}, phs...)
 	finals = append([]ir.Expr{prev}, finals...)
@@ -922,12 +948,12 @@ func (t *trans) loopTapes(p ir.Pos, out *ir.Var, tp *btape) *ir.Var {
 // loopState returns the reverse loop's state for the accumulators the
 // body adds into: their values before the loop (the loop takes them
 // over) or zeros, their placeholders, and their values after the body.
-func (t *trans) loopState(p ir.Pos, ls *loopAccs) (inits []ir.Expr, phs []*ir.Var, finals []ir.Expr) {
+func (t *trans) loopState(out *[]ir.Expr, p ir.Pos, ls *loopAccs) (inits []ir.Expr, phs []*ir.Var, finals []ir.Expr) {
 	for _, r := range ls.touched {
 		phs = append(phs, ls.ph[r.Name])
 		finals = append(finals, ls.after[r.Name])
 		if a := ls.before[r.Name]; a != nil {
-			inits = append(inits, a)
+			inits = append(inits, t.own(out, a, r))
 			delete(t.acc, r.Name)
 		} else {
 			inits = append(inits, zero(p, r.T, t.shapeOf(r)))
@@ -1136,6 +1162,7 @@ func (t *trans) revFunc(s *Call, dbv ir.Expr, env map[string]*cot, out *[]ir.Exp
 			if cur == nil {
 				cur = t.bind(out, "acc", zero(p, r.T, t.shapeOf(r)))
 			}
+			cur = t.own(out, cur, r)
 			delete(t.acc, r.Name)
 			keys[k] = r
 			accs[k], puts[k] = t.partAt(out, cur, path)
@@ -1279,6 +1306,12 @@ func (t *trans) revCase(s *Case, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 		d := t.ns.FreshVar(p, "acc", dt)
 		vars = append(vars, d)
 		t.acc[r.Name] = ir.Ref(p, d)
+		// Shared if either branch leaves it a shared value.
+		for _, sd := range sides {
+			if a := sd.acc[r.Name]; a != nil && t.isShared(a) {
+				t.shared[d.Name] = true
+			}
+		}
 	}
 	*out = append(*out, &ir.Let{P: p, Vars: vars, Pattern: true,
 		Rhs: ir.MkIf(p, cond, thenR, elseR)})
