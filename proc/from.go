@@ -20,8 +20,8 @@ func (e *NotProcedure) Error() string { return e.Pos.String() + ": " + e.Why }
 // (lower.ANF), over the variables params, to a block in single-use form:
 // each let a statement, each if a Case, and Dup and Elim where a variable
 // is read other than once. It returns a *NotProcedure for what the
-// language has no statement for: a loop over a tuple of sizes, a lambda
-// of another primitive than build, sumbuild and fold.
+// language has no statement for: a lambda of another primitive than
+// build, sumbuild and fold (buildFromSparse), a linear-map primitive.
 func FromExpr(e ir.Expr, params []*ir.Var, ns *ir.Names) (b *Block, err error) {
 	defer catch(&err)
 	c := &conv{ns: ns, alias: map[string]*ir.Var{}}
@@ -166,7 +166,7 @@ func (c *conv) call(v *ir.Var, x *ir.Call) {
 		return
 	}
 	if x.Prim != nil && (x.Prim.Name == "build" || x.Prim.Name == "sumbuild") && len(x.Args) == 2 &&
-		x.Args[0].Type().Kind == types.Integer {
+		types.IndexRank(x.Args[0].Type()) > 0 {
 		if lam, ok := x.Args[1].(*ir.Lam); ok {
 			n := c.atom(x.Args[0])
 			c.emit(&Loop{P: p, Kind: x.Prim.Name, Out: v, N: n, Index: lam.Param, Body: c.block(lam.Body)})

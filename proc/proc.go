@@ -13,7 +13,8 @@
 //
 // An if is a Case on a Bool whose two branches are blocks consuming the
 // same variables. The procedure language of the seed has no loops; a
-// build or sumbuild over an Integer count is a Loop here and a fold a
+// build or sumbuild over an Integer count or a tuple of them is a Loop
+// here and a fold a
 // Fold (seed 003), and FromExpr reports other lambdas as not in the
 // language.
 package proc
@@ -97,7 +98,8 @@ type Case struct {
 }
 
 // A Loop is r = build n (λi. Body) or r = sumbuild n (λi. Body) (seed
-// 003's loops): Body runs for i = 0 .. n-1 with the variables Free,
+// 003's loops): Body runs for i = 0 .. n-1 (each index of a tuple of
+// sizes n, i then a tuple of Integers) with the variables Free,
 // bound before the loop, which the loop consumes once and Body reads in
 // every iteration (a Body is single-use in each), and i.
 type Loop struct {

@@ -193,6 +193,9 @@ func TestTapes(t *testing.T) {
 		// iterations' tapes, here each exp's value.
 		{"a loop records its iterations", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (exp (index i v)))))",
 			"(Vec Float)", "(Tuple (Vec (Tuple Float)) Integer Integer)"},
+		// A loop over a tuple of sizes, a tensor of them.
+		{"a loop over a tuple of sizes", "(def f Float (m : Tensor 2 Float) (sumbuild (size m) (lam (ij : Tuple Integer Integer) (exp (index ij m)))))",
+			"(Tensor 2 Float)", "(Tuple (Tensor 2 (Tuple Float)) (Tuple Integer Integer) (Tuple Integer Integer))"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := load(t, c.src+"\n(gdef sufrev [f "+c.arg+"])\n", driver.Options{Rev: "suf"})

@@ -797,7 +797,7 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	}
 	var tapes *ir.Var
 	if len(tp.rec) > 0 {
-		tapes = t.loopTapes(s.P, s.Out, tp)
+		tapes = t.loopTapes(s.P, s.Out, types.IndexRank(s.N.T), tp)
 		t.loopTape[s] = tapes
 	}
 	t.record(s.N)
@@ -849,7 +849,7 @@ func (t *trans) revFold(s *Fold, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	var tapes *ir.Var
 	var n ir.Expr
 	if len(tp.rec) > 0 {
-		tapes = t.loopTapes(s.P, s.Out, tp)
+		tapes = t.loopTapes(s.P, s.Out, 1, tp)
 		t.foldTape[s] = tapes
 		n = ir.MkPrim(p, "size", ir.Ref(p, tapes))
 	} else {
@@ -938,8 +938,8 @@ func (t *trans) leaveLoop(ls *loopAccs) bool {
 
 // loopTapes returns the variable recording a loop's per-iteration tapes,
 // recorded in the block binding out.
-func (t *trans) loopTapes(p ir.Pos, out *ir.Var, tp *btape) *ir.Var {
-	tapes := t.ns.FreshVar(p, "tapes", types.VecOf(tp.typ()))
+func (t *trans) loopTapes(p ir.Pos, out *ir.Var, rank int, tp *btape) *ir.Var {
+	tapes := t.ns.FreshVar(p, "tapes", types.TensorOf(rank, tp.typ()))
 	t.def[tapes.Name] = t.def[out.Name]
 	t.record(tapes)
 	return tapes
@@ -964,7 +964,9 @@ func (t *trans) loopState(out *[]ir.Expr, p ir.Pos, ls *loopAccs) (inits []ir.Ex
 
 // iterate emits the reverse loop (op is $ifold or $ifoldr) over n
 // iterations: each binds the state's placeholders and the index, reads
-// its tape, and runs items, giving finals.
+// its tape, and runs items, giving finals. An index of several Integers
+// (a loop over a tuple of sizes) is iterated by nested $ifolds, the
+// state passed through each.
 func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tapes *ir.Var, tp *btape, items, inits []ir.Expr, phs []*ir.Var, finals []ir.Expr) ir.Expr {
 	p := index.P
 	sts := make([]*types.Type, len(phs))
@@ -972,8 +974,6 @@ func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tap
 		sts[k] = v.T
 	}
 	stT := types.TupleOf(sts...)
-	si := t.ns.FreshVar(p, "s_i", types.TupleOf(stT, types.IntegerType))
-	st := t.ns.FreshVar(p, "st", stT)
 	body := ir.WrapChain(items, ir.MkTuple(p, finals...))
 	if tapes != nil {
 		rec := t.ns.FreshVar(p, "rec", tp.typ())
@@ -982,9 +982,42 @@ func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tap
 	} else {
 		body = tp.unpack(nil, nil, body)
 	}
+	dims := 1
+	if index.T.Kind == types.Tuple {
+		dims = len(index.T.Elems)
+	}
+	is := make([]*ir.Var, dims)
+	for j := range is {
+		is[j] = t.ns.FreshVar(p, "i", types.IntegerType)
+	}
+	if dims == 1 {
+		is[0] = &ir.Var{P: p, T: index.T, Name: index.Name}
+	} else {
+		refs := make([]ir.Expr, dims)
+		for j, v := range is {
+			refs[j] = ir.Ref(p, v)
+		}
+		body = ir.MkLet(p, &ir.Var{P: p, T: index.T, Name: index.Name}, ir.MkTuple(p, refs...), body)
+	}
+	st := t.ns.FreshVar(p, "st", stT)
 	body = &ir.Let{P: p, Vars: phs, Pattern: true, Rhs: ir.Ref(p, st), Body: body}
-	body = &ir.Let{P: p, Vars: []*ir.Var{st, {P: p, T: index.T, Name: index.Name}}, Pattern: true, Rhs: ir.Ref(p, si), Body: body}
-	return t.bind(out, "st", ir.MkPrim(p, op, n, ir.MkTuple(p, inits...), ir.MkLam(p, si, body)))
+	// From the innermost level out: each binds its index and state, the
+	// outer ones running the next level from their state.
+	for j := dims - 1; j >= 0; j-- {
+		si := t.ns.FreshVar(p, "s_i", types.TupleOf(stT, types.IntegerType))
+		lam := ir.MkLam(p, si, &ir.Let{P: p, Vars: []*ir.Var{st, is[j]}, Pattern: true, Rhs: ir.Ref(p, si), Body: body})
+		count := n
+		if dims > 1 {
+			count = ir.MkGet(p, j+1, n)
+		}
+		if j == 0 {
+			return t.bind(out, "st", ir.MkPrim(p, op, count, ir.MkTuple(p, inits...), lam))
+		}
+		outer := t.ns.FreshVar(p, "st", stT)
+		body = ir.MkPrim(p, op, count, ir.Ref(p, outer), lam)
+		st = outer
+	}
+	panic("unreachable")
 }
 
 // afterLoop gives the accumulators the loop added into their values
@@ -1392,9 +1425,9 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 				items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{s.Out, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
 				continue
 			}
-			vals := t.ns.FreshVar(s.P, "vals", types.VecOf(v.T))
+			vals := t.ns.FreshVar(s.P, "vals", types.TensorOf(types.IndexRank(s.N.T), v.T))
 			items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{vals, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
-			j := t.ns.FreshVar(s.P, "j", types.IntegerType)
+			j := t.ns.FreshVar(s.P, "j", s.N.T)
 			let(s.P, s.Out, ir.MkPrim(s.P, "sumbuild", ir.Ref(s.P, s.N),
 				ir.MkLam(s.P, j, ir.MkPrim(s.P, "index", ir.Ref(s.P, j), ir.Ref(s.P, vals)))))
 		case *Case:
