@@ -147,7 +147,13 @@ func (d *deriver) inlineLeaves(body ir.Expr, base *ir.Func) ir.Expr {
 			return e
 		}
 		g := c.Fn
-		gb, params := lower.ANF(ir.Copy(g.Body, ir.Pos{}), g.Params, d.ns)
+		// The leaf's body as prepare makes a body: prelude functions
+		// inlined, constVec and Vec_init as builds.
+		gb, err := lower.InlinePrelude(ir.Copy(g.Body, ir.Pos{}))
+		if err != nil {
+			return e
+		}
+		gb, params := lower.ANF(lower.Builds(gb, d.ns), g.Params, d.ns)
 		anf := *g
 		anf.Params = params
 		inlined = true
