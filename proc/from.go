@@ -173,6 +173,13 @@ func (c *conv) call(v *ir.Var, x *ir.Call) {
 			return
 		}
 	}
+	if x.Prim != nil && x.Prim.Name == "buildFromSparse" && len(x.Args) == 3 && types.IndexRank(x.Args[1].Type()) > 0 {
+		if lam, ok := x.Args[2].(*ir.Lam); ok {
+			sh, n := c.atom(x.Args[0]), c.atom(x.Args[1])
+			c.emit(&Loop{P: p, Kind: x.Prim.Name, Out: v, N: n, Shape: sh, Index: lam.Param, Body: c.block(lam.Body)})
+			return
+		}
+	}
 	if x.Prim != nil && x.Prim.Name == "fold" && len(x.Args) == 3 {
 		if lam, ok := x.Args[0].(*ir.Lam); ok {
 			init, vec := c.atom(x.Args[1]), c.atom(x.Args[2])
@@ -296,6 +303,9 @@ func (l *linear) block(b *Block, ins []*ir.Var) *Block {
 			s.Else = l.block(renameBlock(s.Else, rename), s.Free)
 		case *Loop:
 			s.N = use(s.N)
+			if s.Shape != nil {
+				s.Shape = use(s.Shape)
+			}
 			rename := consume(s.Free)
 			s.Body = l.block(renameBlock(s.Body, rename), append(append([]*ir.Var(nil), s.Free...), s.Index))
 		case *Fold:
@@ -367,6 +377,9 @@ func free(b *Block) []*ir.Var {
 			}
 		} else if l, ok := s.(*Loop); ok {
 			read(l.N)
+			if l.Shape != nil {
+				read(l.Shape)
+			}
 			for _, v := range freeOfLoop(l) {
 				read(v)
 			}
@@ -427,6 +440,9 @@ func renameBlock(b *Block, m map[string]string) *Block {
 			n = &Case{P: s.P, Out: s.Out, Cond: r(s.Cond), Free: rs(s.Free), Then: renameBlock(s.Then, m), Else: renameBlock(s.Else, m)}
 		case *Loop:
 			n = &Loop{P: s.P, Kind: s.Kind, Out: s.Out, N: r(s.N), Index: s.Index, Free: rs(s.Free), Body: renameBlock(s.Body, m)}
+			if s.Shape != nil {
+				n.(*Loop).Shape = r(s.Shape)
+			}
 		case *Fold:
 			n = &Fold{P: s.P, Out: s.Out, Init: r(s.Init), Vec: r(s.Vec), Param: s.Param, Free: rs(s.Free), Body: renameBlock(s.Body, m)}
 		}

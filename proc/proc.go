@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
 )
 
 // A Block is a sequence of statements ending in a result: the variable
@@ -104,9 +105,10 @@ type Case struct {
 // every iteration (a Body is single-use in each), and i.
 type Loop struct {
 	P     ir.Pos
-	Kind  string // "build" or "sumbuild"
+	Kind  string // "build", "sumbuild" or "buildFromSparse"
 	Out   *ir.Var
 	N     *ir.Var
+	Shape *ir.Var // buildFromSparse's shape, nil for the others
 	Index *ir.Var
 	Free  []*ir.Var
 	Body  *Block
@@ -152,7 +154,12 @@ func (s *Tuple) Ins() []*ir.Var   { return s.Elems }
 func (s *Untuple) Ins() []*ir.Var { return []*ir.Var{s.In} }
 func (s *Case) Ins() []*ir.Var    { return append([]*ir.Var{s.Cond}, s.Free...) }
 func (s *Assert) Ins() []*ir.Var  { return []*ir.Var{s.Cond} }
-func (s *Loop) Ins() []*ir.Var    { return append([]*ir.Var{s.N}, s.Free...) }
+func (s *Loop) Ins() []*ir.Var {
+	if s.Shape != nil {
+		return append([]*ir.Var{s.N, s.Shape}, s.Free...)
+	}
+	return append([]*ir.Var{s.N}, s.Free...)
+}
 func (s *Fold) Ins() []*ir.Var    { return append([]*ir.Var{s.Init, s.Vec}, s.Free...) }
 
 func (s *Call) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
@@ -217,8 +224,13 @@ func check(b *Block, have map[string]*ir.Var) error {
 				return err
 			}
 			want := l.Out.T
-			if l.Kind == "build" {
+			switch l.Kind {
+			case "build":
 				want = l.Out.T.Elem
+			case "buildFromSparse":
+				if rt := l.Body.Result.T; rt.Kind == types.Tuple && len(rt.Elems) == 2 {
+					want = types.TupleOf(rt.Elems[0], l.Out.T.Elem)
+				}
 			}
 			if !l.Body.Result.T.Equal(want) {
 				return fmt.Errorf("%s: the body's result has type %s, the %s's element %s", l.P, l.Body.Result.T, l.Kind, want)
@@ -300,7 +312,11 @@ func format(w *strings.Builder, b *Block, in string) {
 			format(w, s.Body, in+"    ")
 			continue
 		case *Loop:
-			fmt.Fprintf(w, "%s = %s %s (λ%s consuming (%s))\n", s.Out.Name, s.Kind, s.N.Name, s.Index.Name, names(s.Free))
+			shape := ""
+			if s.Shape != nil {
+				shape = s.Shape.Name + " "
+			}
+			fmt.Fprintf(w, "%s = %s %s%s (λ%s consuming (%s))\n", s.Out.Name, s.Kind, shape, s.N.Name, s.Index.Name, names(s.Free))
 			format(w, s.Body, in+"    ")
 			continue
 		case *Case:

@@ -154,7 +154,7 @@ func TestCheckRejects(t *testing.T) {
 // TestOtherLambdasAreNotProcedures: a lambda of another primitive than a
 // loop is not in the language, and is reported with its position.
 func TestOtherLambdasAreNotProcedures(t *testing.T) {
-	_, _, err := block(t, "(def f Float (v : Vec Float)\n  (sum (buildFromSparse (size v) (size v) (lam (k : Integer) (tuple k (index k v))))))")
+	_, _, err := block(t, "(def f Float (v : Vec Float)\n  ($ifold (size v) 0.0 (lam (s_i : Tuple Float Integer) (add (get$1$2 s_i) (index (get$2$2 s_i) v)))))")
 	var np *proc.NotProcedure
 	if !errors.As(err, &np) || np.Pos.Line != 2 {
 		t.Fatalf("got %v, want a NotProcedure at line 2", err)
@@ -192,6 +192,10 @@ func TestTapes(t *testing.T) {
 		// What is not cheap is recorded per iteration: a vector of the
 		// iterations' tapes, here each exp's value.
 		{"a loop records its iterations", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (exp (index i v)))))",
+			"(Vec Float)", "(Tuple (Vec (Tuple Float)) Integer Integer)"},
+		// A buildFromSparse records each iteration's tape (the exp's
+		// value; the index k is the reverse loop's own).
+		{"a buildFromSparse", "(def f (Vec Float) (v : Vec Float) (buildFromSparse (size v) (size v) (lam (k : Integer) (tuple k (exp (index k v))))))",
 			"(Vec Float)", "(Tuple (Vec (Tuple Float)) Integer Integer)"},
 		// A loop over a tuple of sizes, a tensor of them.
 		{"a loop over a tuple of sizes", "(def f Float (m : Tensor 2 Float) (sumbuild (size m) (lam (ij : Tuple Integer Integer) (exp (index ij m)))))",

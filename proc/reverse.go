@@ -786,11 +786,26 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	ls := t.enterLoop(p, s.Free)
 	var items []ir.Expr
 	e := map[string]*cot{}
-	var elem ir.Expr = drv
-	if s.Kind == "build" {
-		elem = ir.MkPrim(p, "index", ir.Ref(p, s.Index), drv)
+	var elem *cot
+	switch s.Kind {
+	case "build":
+		elem = &cot{atom: ir.MkPrim(p, "index", ir.Ref(p, s.Index), drv)}
+	case "sumbuild":
+		elem = &cot{atom: drv}
+	case "buildFromSparse":
+		// The iteration's (j, x): x's cotangent is the element j of the
+		// result's, j read from the tuple's statement or its record.
+		r := s.Body.Result
+		var j ir.Expr = ir.MkGet(p, 1, ir.Ref(p, r))
+		if tu, ok := t.stmt[r.Name].(*Tuple); ok && len(tu.Elems) == 2 {
+			t.record(tu.Elems[0])
+			j = ir.Ref(p, tu.Elems[0])
+		} else {
+			t.record(r)
+		}
+		elem = &cot{parts: []*cot{nil, {atom: ir.MkPrim(p, "index", j, drv)}}}
 	}
-	t.contribute(&items, e, s.Body.Result, &cot{atom: elem})
+	t.contribute(&items, e, s.Body.Result, elem)
 	t.rev(s.Body, e, &items, tp)
 	if !t.leaveLoop(ls) {
 		return // nothing flows back through the loop: it runs as primal code
@@ -1416,7 +1431,11 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 			tv := t.loopTape[s]
 			if tv == nil || t.noTapes {
 				lam := ir.MkLam(s.P, s.Index, t.primal(s.Body))
-				let(s.P, s.Out, ir.MkPrim(s.P, s.Kind, ir.Ref(s.P, s.N), lam))
+				if s.Shape != nil {
+					let(s.P, s.Out, ir.MkPrim(s.P, s.Kind, ir.Ref(s.P, s.Shape), ir.Ref(s.P, s.N), lam))
+				} else {
+					let(s.P, s.Out, ir.MkPrim(s.P, s.Kind, ir.Ref(s.P, s.N), lam))
+				}
 				continue
 			}
 			bi, v, tape := t.fwd(s.Body, t.btapes[s.Body])
@@ -1428,8 +1447,12 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 			vals := t.ns.FreshVar(s.P, "vals", types.TensorOf(types.IndexRank(s.N.T), v.T))
 			items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{vals, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
 			j := t.ns.FreshVar(s.P, "j", s.N.T)
-			let(s.P, s.Out, ir.MkPrim(s.P, "sumbuild", ir.Ref(s.P, s.N),
-				ir.MkLam(s.P, j, ir.MkPrim(s.P, "index", ir.Ref(s.P, j), ir.Ref(s.P, vals)))))
+			each := ir.MkLam(s.P, j, ir.MkPrim(s.P, "index", ir.Ref(s.P, j), ir.Ref(s.P, vals)))
+			if s.Shape != nil {
+				let(s.P, s.Out, ir.MkPrim(s.P, "buildFromSparse", ir.Ref(s.P, s.Shape), ir.Ref(s.P, s.N), each))
+			} else {
+				let(s.P, s.Out, ir.MkPrim(s.P, "sumbuild", ir.Ref(s.P, s.N), each))
+			}
 		case *Case:
 			rec := t.variant[s]
 			if rec == nil || t.noTapes {
