@@ -160,6 +160,7 @@ func (s *Loop) Ins() []*ir.Var {
 	}
 	return append([]*ir.Var{s.N}, s.Free...)
 }
+
 func (s *Fold) Ins() []*ir.Var { return append([]*ir.Var{s.Init, s.Vec}, s.Free...) }
 
 func (s *Call) Outs() []*ir.Var    { return []*ir.Var{s.Out} }
