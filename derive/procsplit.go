@@ -1,6 +1,8 @@
 package derive
 
 import (
+	"fmt"
+
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/lower"
 	"github.com/ksc-lang/ksc/proc"
@@ -23,6 +25,11 @@ type procResolver struct {
 }
 
 func (r procResolver) Passes(g *ir.Func, p ir.Pos) (fwd, rev, revAcc *ir.Func, err error) {
+	if g.Kind == ir.DerivedFunc {
+		// Reverse mode of a derived callee ([rev h]) is nested.go's, not
+		// split passes: the caller's passes are cut (split-bog) instead.
+		return nil, nil, nil, fmt.Errorf("a call of %s, a derived function", g.FullName())
+	}
 	if fwd, err = r.d.need("suffwdpass", g, p); err != nil {
 		return nil, nil, nil, err
 	}

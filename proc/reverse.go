@@ -505,15 +505,9 @@ func (t *trans) addInto(out *[]ir.Expr, acc ir.Expr, c *cot) ir.Expr {
 	case c.atom != nil:
 		return ir.MkPrim(p, "$addTo", acc, c.atom)
 	}
-	tt := acc.Type()
-	fields := make([]*ir.Var, len(c.parts))
-	for i := range fields {
-		fields[i] = t.ns.FreshVar(p, "acc", tt.Elems[i])
-	}
-	*out = append(*out, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: acc})
-	sums := make([]ir.Expr, len(fields))
-	for i, f := range fields {
-		sums[i] = t.addInto(out, ir.Ref(p, f), c.parts[i])
+	sums := t.fields(out, acc)
+	for i, f := range sums {
+		sums[i] = t.addInto(out, f, c.parts[i])
 	}
 	return ir.MkTuple(p, sums...)
 }
@@ -661,14 +655,7 @@ func (t *trans) partAt(out *[]ir.Expr, acc ir.Expr, path []step) (ir.Expr, func(
 			return t.bind(out, "acc", ir.MkPrim(p, "$setAt", acc, i, put(out, e)))
 		}
 	}
-	tt := acc.Type()
-	fields := make([]*ir.Var, len(tt.Elems))
-	refs := make([]ir.Expr, len(fields))
-	for k := range fields {
-		fields[k] = t.ns.FreshVar(p, "acc", tt.Elems[k])
-		refs[k] = ir.Ref(p, fields[k])
-	}
-	*out = append(*out, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: acc})
+	refs := t.fields(out, acc)
 	inner, put := t.partAt(out, refs[st.Field-1], path[1:])
 	return inner, func(out *[]ir.Expr, e ir.Expr) ir.Expr {
 		refs[st.Field-1] = put(out, e)
@@ -695,16 +682,24 @@ func (t *trans) updateAt(out *[]ir.Expr, acc ir.Expr, path []step, c *cot) ir.Ex
 		x := t.bind(out, "row", ir.MkPrim(p, "index", i, acc))
 		return t.bind(out, "acc", ir.MkPrim(p, "$setAt", acc, i, t.updateAt(out, x, path[1:], c)))
 	}
-	tt := acc.Type()
-	fields := make([]*ir.Var, len(tt.Elems))
-	refs := make([]ir.Expr, len(fields))
-	for k := range fields {
-		fields[k] = t.ns.FreshVar(p, "acc", tt.Elems[k])
-		refs[k] = ir.Ref(p, fields[k])
-	}
-	*out = append(*out, &ir.Let{P: p, Vars: fields, Pattern: true, Rhs: acc})
+	refs := t.fields(out, acc)
 	refs[st.Field-1] = t.updateAt(out, refs[st.Field-1], path[1:], c)
 	return t.bind(out, "acc", ir.MkTuple(p, refs...))
+}
+
+// fields binds the fields of acc, a tuple, to fresh variables and returns
+// them.
+func (t *trans) fields(out *[]ir.Expr, acc ir.Expr) []ir.Expr {
+	p := acc.Pos()
+	tt := acc.Type()
+	vars := make([]*ir.Var, len(tt.Elems))
+	refs := make([]ir.Expr, len(vars))
+	for k := range vars {
+		vars[k] = t.ns.FreshVar(p, "acc", tt.Elems[k])
+		refs[k] = ir.Ref(p, vars[k])
+	}
+	*out = append(*out, &ir.Let{P: p, Vars: vars, Pattern: true, Rhs: acc})
+	return refs
 }
 
 // rev emits R[[b]] into out, the statements in reverse order: env holds
