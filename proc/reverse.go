@@ -178,7 +178,7 @@ type trans struct {
 	foldTape map[*Fold]*ir.Var // the per-step tapes of a fold
 	noTapes  bool              // F of a block whose tape nothing reads
 	// stmt is the statement binding each variable; cheap memoises
-	// (*trans).cheap.
+	// isCheap.
 	stmt  map[string]Stmt
 	cheap map[string]bool
 	// shared are the accumulators (by variable name) that are values
