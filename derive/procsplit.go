@@ -109,9 +109,25 @@ func unwrapTape(tape *ir.Var, b ir.Expr, body ir.Expr) ir.Expr {
 
 // makeProcSplit translates base's prepared body and defines its BOG type.
 func (d *deriver) makeProcSplit(base *ir.Func) *procSplit {
+	// A hand-written [rev g] is the derivative of g wherever g is
+	// called; the translation has no rule for such a call yet, so the
+	// passes of g, and of a def calling it, are cut, which apply it.
+	if d.handRev(base) != nil {
+		return &procSplit{err: procError(base.FullName() + " has a hand-written reverse mode")}
+	}
 	pr, err := d.prepare(base)
 	if err != nil {
 		return &procSplit{err: err}
+	}
+	var hand *ir.Func
+	ir.Inspect(pr.body, func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Call); ok && c.Fn != nil && hand == nil && d.handRev(c.Fn) != nil {
+			hand = c.Fn
+		}
+		return hand == nil
+	})
+	if hand != nil {
+		return &procSplit{err: procError("a call of " + hand.FullName() + ", whose reverse mode is written by hand")}
 	}
 	b, err := proc.FromExpr(d.inlineLeaves(pr.body, base), pr.params, d.ns)
 	if err != nil {
