@@ -44,6 +44,8 @@ func helperGens(kind string) helperGen {
 		"colourcol": genColourColumns, // Tuple Integer (Vec Integer) (ctx, pos, off, cols, n): $colourColumns
 		"unionall":  genUnionAll,      // Vec Integer (ctx, Vec (Vec Integer) sets): $unionAll
 		"pairs":     genPairs,         // Vec Integer (ctx, pos, Vec Integer a, Vec Integer b): $pairs
+		"inl":       genInl,           // T (L x): $inl, the whole variant initialised
+		"inr":       genInr,           // T (R x): $inr, the whole variant initialised
 		"pairscsr":  genPairsCSR,      // Tuple (Vec Integer) (Vec Integer) (ctx, pos, pairs, off, cols, n, withJ): $pairsCSR
 	}[kind]
 }
@@ -483,6 +485,29 @@ func genZeroTan(e *emitter, t *types.Type, h *hb) (string, string) {
 		h.line("return r;")
 	}
 	return e.ctype(dt), "ks_ctx *ctx, " + e.ctype(t) + " x"
+}
+
+// genInl and genInr build a variant with every byte of its union set:
+// zeros, then the alternative. A compound literal naming one member leaves
+// the rest of the union indeterminate, and gcc's -Wmaybe-uninitialized,
+// following a smaller alternative through copies of enclosing structs,
+// then warns at -O1 and above about the copies (a false alarm, but the
+// generated C must compile without warnings).
+func genInl(e *emitter, t *types.Type, h *hb) (string, string) {
+	return genInject(e, t, h, 0)
+}
+
+func genInr(e *emitter, t *types.Type, h *hb) (string, string) {
+	return genInject(e, t, h, 1)
+}
+
+func genInject(e *emitter, t *types.Type, h *hb, side int) (string, string) {
+	h.line("%s v;", e.ctype(t))
+	h.line("memset(&v, 0, sizeof v);")
+	h.line("v.isl = %t;", side == 0)
+	h.line("v.u.%s = x;", [...]string{"l", "r"}[side])
+	h.line("return v;")
+	return e.ctype(t), e.ctype(t.Elems[side]) + " x"
 }
 
 func genShapeOf(e *emitter, t *types.Type, h *hb) (string, string) {

@@ -433,12 +433,12 @@ func (f *fn) primCheck(c *primCall) string {
 
 // primInl compiles $inl.
 func (f *fn) primInl(c *primCall) string {
-	return "((" + f.e.ctype(c.e.T) + "){.isl = true, .u.l = " + c.parts[0] + "})"
+	return f.e.helper("inl", c.e.T) + "(" + c.parts[0] + ")"
 }
 
 // primInr compiles $inr.
 func (f *fn) primInr(c *primCall) string {
-	return "((" + f.e.ctype(c.e.T) + "){.isl = false, .u.r = " + c.parts[1] + "})"
+	return f.e.helper("inr", c.e.T) + "(" + c.parts[1] + ")"
 }
 
 // primIsl compiles $isl.
