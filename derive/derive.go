@@ -40,12 +40,15 @@ import (
 // Options control differentiation.
 type Options struct {
 	// Rev is how [rev f] is computed: "lm" (the default) through the
-	// Jacobian and the accumulating reverse mode [revacc f], "bog" through
-	// split reverse mode, [sufrevpass f] of [suffwdpass f], its passes cut
-	// from the optimised [revfull f], "suf" the same with the passes
-	// translated from the single-use form by Figure 23's rules (package
-	// proc) where the procedure language has the function's loops
-	// (procsplit.go).
+	// Jacobian and the accumulating reverse mode [revacc f], "suf"
+	// through split reverse mode, [sufrevpass f] of [suffwdpass f], "bog"
+	// the same with the passes cut from the optimised [revfull f]. The
+	// split passes ([suffwdpass f], [sufrevpass f], [bogrev f], and so
+	// [sufrev f]) are translated from the single-use form by Figure 23's
+	// rules (package proc, procsplit.go) except under "bog", which keeps
+	// the cut ones to compare with; a def the translation declines (a
+	// hand-written [rev g] it calls, say) has cut passes under every
+	// strategy.
 	Rev string
 	// Skip, if set, names derived functions to leave without a body: the
 	// backend makes them (the Go backend's --ad=cps).
@@ -270,7 +273,7 @@ func (d *deriver) generate(f *ir.Func) {
 		if d.handSplit(f, base, p) {
 			return
 		}
-		if d.opts.Rev == "suf" && d.procPasses(f, base, p) {
+		if d.opts.Rev != "bog" && d.procPasses(f, base, p) {
 			return
 		}
 		// Split from the optimised [revfull f] by the split-bog pass.

@@ -68,18 +68,26 @@ func TestDerive(t *testing.T) {
 				"(def [suffwdpass h] (Tuple Float Integer) (v : Vec Float) (tuple (sum v) (size v)))\n" +
 				"(def [sufrevpass [h (Vec Float)]] (Vec Float) ((dr : Float) (n : Integer)) (constVec n dr))\n" +
 				"(def f Float (v : Vec Float) (mul (h v) (h v)))\n(gdef sufrev [f (Vec Float)])",
-			want: []string{"[bogrev h] : (Tuple Float Integer (Vec Float)) -> (Vec Float)", "[suffwdpass f] (declared)"},
+			want: []string{"[bogrev h] : (Tuple Float Integer (Vec Float)) -> (Vec Float)", "[suffwdpass f]"},
+		},
+		{
+			name: "--rev=bog: the caller's passes are cut from [revfull f]",
+			src: "(def h Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (index i v))))\n" +
+				"(def [suffwdpass h] (Tuple Float Integer) (v : Vec Float) (tuple (sum v) (size v)))\n" +
+				"(def [sufrevpass [h (Vec Float)]] (Vec Float) ((dr : Float) (n : Integer)) (constVec n dr))\n" +
+				"(def f Float (v : Vec Float) (mul (h v) (h v)))\n(gdef sufrev [f (Vec Float)])",
+			opts: Options{Rev: "bog"},
+			want: []string{"[bogrev h] : (Tuple Float Integer (Vec Float)) -> (Vec Float)", "[revfull f]", "[suffwdpass f] (declared)"},
 		},
 		{
 			// The translation has no rule for a call of a function whose
 			// [rev g] is written by hand: the caller's passes are cut
 			// (split-bog), which applies it, not translated, which
 			// differentiated g's body instead (giving cos x here).
-			name: "--rev=suf: a call of a hand-written [rev g] leaves the caller's passes to split-bog",
+			name: "a call of a hand-written [rev g] leaves the caller's passes to split-bog",
 			src: "(def mysin Float (x : Float) (sin x))\n" +
 				"(def [rev mysin] Float ((x : Float) (dr : Float)) (mul 100.0 dr))\n" +
 				"(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (mysin (index i v)))))\n(gdef sufrev [f (Vec Float)])",
-			opts: Options{Rev: "suf"},
 			want: []string{"[suffwdpass f] (declared)"},
 		},
 		{

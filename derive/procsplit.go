@@ -45,7 +45,7 @@ func (r procResolver) Rule(pr *ir.Prim, k int, params []*ir.Var) (ir.Expr, error
 }
 
 // procPasses fills f, a split pass of base, from base's body translated
-// by Figure 23's rules (--rev=suf), and reports whether it did; where
+// by Figure 23's rules (unless --rev=bog), and reports whether it did; where
 // base's body is not in the procedure language (a buildFromSparse,
 // say), it returns false and f is split from [revfull base]
 // instead.

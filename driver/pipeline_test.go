@@ -69,8 +69,8 @@ func TestEveryStagePrints(t *testing.T) {
 		"derived":   "(def [sufrev f] Float",
 		"suf":       "$dup",
 		"cl":        "(comp (tuple (proj 1 1)",
-		"optimised": "[suffwdpass f]",
-		"bog":       "(def [sufrevpass [f Float]]",
+		"optimised": "(def [sufrev f] Float",
+		"bog":       "(deftype bog$f$f64",
 		"c":         "int main(",
 		"go":        "package main",
 	}

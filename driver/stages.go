@@ -44,7 +44,7 @@ func SUF(prog *ir.Program) (text []byte, err error) {
 func procedures(prog *ir.Program, ns *ir.Names) []byte {
 	var b strings.Builder
 	b.WriteString("\n; The procedure language (seed 002, Figures 20-21; package proc), from which\n" +
-		"; --rev=suf translates split reverse mode by Figure 23's rules:\n")
+		"; split reverse mode is translated by Figure 23's rules (unless --rev=bog):\n")
 	for _, f := range prog.Funcs {
 		if f.Body == nil || f.Kind != ir.DefFunc || f.Arg.Contains(types.LM) || f.Result.Contains(types.LM) {
 			continue

@@ -396,6 +396,23 @@ func (tp *btape) unpack(tv ir.Expr, pre []ir.Expr, body ir.Expr) ir.Expr {
 	return &ir.Let{P: tv.Pos(), Vars: vars, Pattern: true, Rhs: tv, Body: body}
 }
 
+// columns reports whether a loop keeps tp's records per iteration as a
+// tensor per field, not a tensor of tuples: when it has several fields,
+// all scalars. Each is then stored and read by the loops apart, which
+// the C backend compiles to loops gcc vectorises (as lower.Unzip does
+// for the vectors of tuples a program builds).
+func (tp *btape) columns() bool {
+	if len(tp.rec) < 2 {
+		return false
+	}
+	for _, v := range tp.rec {
+		if !v.T.IsScalar() {
+			return false
+		}
+	}
+	return true
+}
+
 func (tp *btape) typ() *types.Type {
 	ts := make([]*types.Type, len(tp.rec))
 	for i, v := range tp.rec {
@@ -807,7 +824,7 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	}
 	var tapes *ir.Var
 	if len(tp.rec) > 0 {
-		tapes = t.loopTapes(s.P, s.Out, types.IndexRank(s.N.T), tp)
+		tapes = t.loopTapes(s.P, s.Out, types.IndexRank(s.N.T), tp, true)
 		t.loopTape[s] = tapes
 	}
 	t.record(s.N)
@@ -859,7 +876,7 @@ func (t *trans) revFold(s *Fold, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	var tapes *ir.Var
 	var n ir.Expr
 	if len(tp.rec) > 0 {
-		tapes = t.loopTapes(s.P, s.Out, 1, tp)
+		tapes = t.loopTapes(s.P, s.Out, 1, tp, false)
 		t.foldTape[s] = tapes
 		n = ir.MkPrim(p, "size", ir.Ref(p, tapes))
 	} else {
@@ -947,9 +964,18 @@ func (t *trans) leaveLoop(ls *loopAccs) bool {
 }
 
 // loopTapes returns the variable recording a loop's per-iteration tapes,
-// recorded in the block binding out.
-func (t *trans) loopTapes(p ir.Pos, out *ir.Var, rank int, tp *btape) *ir.Var {
-	tapes := t.ns.FreshVar(p, "tapes", types.TensorOf(rank, tp.typ()))
+// recorded in the block binding out: a tensor of tapes, or with columns
+// and tapes of scalars (btape.columns) a tuple of tensors, one per field.
+func (t *trans) loopTapes(p ir.Pos, out *ir.Var, rank int, tp *btape, columns bool) *ir.Var {
+	tt := types.TensorOf(rank, tp.typ())
+	if columns && tp.columns() {
+		cols := make([]*types.Type, len(tp.rec))
+		for k, v := range tp.rec {
+			cols[k] = types.TensorOf(rank, v.T)
+		}
+		tt = types.TupleOf(cols...)
+	}
+	tapes := t.ns.FreshVar(p, "tapes", tt)
 	t.def[tapes.Name] = t.def[out.Name]
 	t.record(tapes)
 	return tapes
@@ -988,7 +1014,17 @@ func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tap
 	if tapes != nil {
 		rec := t.ns.FreshVar(p, "rec", tp.typ())
 		body = tp.unpack(ir.Ref(p, rec), nil, body)
-		body = ir.MkLet(p, rec, ir.MkPrim(p, "index", ir.Ref(p, index), ir.Ref(p, tapes)), body)
+		var read ir.Expr
+		if tapes.T.Kind == types.Tuple { // a tensor per field
+			fields := make([]ir.Expr, len(tapes.T.Elems))
+			for k := range fields {
+				fields[k] = ir.MkPrim(p, "index", ir.Ref(p, index), ir.MkGet(p, k+1, ir.Ref(p, tapes)))
+			}
+			read = ir.MkTuple(p, fields...)
+		} else {
+			read = ir.MkPrim(p, "index", ir.Ref(p, index), ir.Ref(p, tapes))
+		}
+		body = ir.MkLet(p, rec, read, body)
 	} else {
 		body = tp.unpack(nil, nil, body)
 	}
@@ -1434,13 +1470,31 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 				continue
 			}
 			bi, v, tape := t.fwd(s.Body, t.btapes[s.Body])
-			pairs := ir.MkPrim(s.P, "build", ir.Ref(s.P, s.N), ir.MkLam(s.P, s.Index, ir.WrapChain(bi, ir.MkTuple(s.P, ir.Ref(s.P, v), tape))))
+			// Each iteration's value and tape, unzipped: into the value
+			// and the tensor of tapes, or the tensor of each field.
+			elems := []ir.Expr{ir.Ref(s.P, v), tape}
+			var cols []*ir.Var
+			if tv.T.Kind == types.Tuple {
+				elems = append(elems[:1], tape.(*ir.Tuple).Elems...)
+				for _, ct := range tv.T.Elems {
+					cols = append(cols, t.ns.FreshVar(s.P, "tape", ct))
+				}
+			}
+			pairs := ir.MkPrim(s.P, "build", ir.Ref(s.P, s.N), ir.MkLam(s.P, s.Index, ir.WrapChain(bi, ir.MkTuple(s.P, elems...))))
+			unzip := func(vals *ir.Var) {
+				if cols == nil {
+					items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{vals, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
+					return
+				}
+				items = append(items, &ir.Let{P: s.P, Vars: append([]*ir.Var{vals}, cols...), Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
+				let(s.P, tv, ir.MkTuple(s.P, refs(s.P, cols)...))
+			}
 			if s.Kind == "build" {
-				items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{s.Out, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
+				unzip(s.Out)
 				continue
 			}
 			vals := t.ns.FreshVar(s.P, "vals", types.TensorOf(types.IndexRank(s.N.T), v.T))
-			items = append(items, &ir.Let{P: s.P, Vars: []*ir.Var{vals, tv}, Pattern: true, Rhs: ir.MkPrim(s.P, "unzip", pairs)})
+			unzip(vals)
 			j := t.ns.FreshVar(s.P, "j", s.N.T)
 			each := ir.MkLam(s.P, j, ir.MkPrim(s.P, "index", ir.Ref(s.P, j), ir.Ref(s.P, vals)))
 			if s.Shape != nil {

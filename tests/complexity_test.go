@@ -37,9 +37,9 @@ func TestDerivativeCostGrowth(t *testing.T) {
 	derivativeCostGrowth(t, driver.Options{}, knownGrowth)
 }
 
-// TestSUFCostGrowth is TestDerivativeCostGrowth with split reverse mode's
-// passes translated from the single-use form (--rev=suf, package proc)
-// where the procedure language has the function's loops. Nothing grows:
+// TestSUFCostGrowth is TestDerivativeCostGrowth with [rev f] made of the
+// split passes translated from the single-use form (--rev=suf, package
+// proc), those of [sufrev f] by default. Nothing grows:
 // row_steps's state, whose rows the build shares, accumulates into the
 // cotangent passed in, copied only where it is first updated in place.
 func TestSUFCostGrowth(t *testing.T) {
@@ -81,12 +81,12 @@ func derivativeCostGrowth(t *testing.T, opts driver.Options, known map[string]st
 }
 
 // knownGrowth are the derivatives, [deriv f], whose cost is known to grow
-// faster than f's with the linear-map and cut passes (the translated
-// passes have none), and why: the test reports them, and fails if one no
-// longer does.
+// faster than f's by default (the linear-map [rev f]; the translated
+// split passes have none, nor had the cut ones' [sufrev f] but for
+// row_steps), and why: the test reports them, and fails if one no longer
+// does.
 var knownGrowth = map[string]string{
-	"[rev row_steps]":    "a state copied by build (its rows shared) has a cotangent of its own per step, a zero of every row: LSTM's state, issue 12",
-	"[sufrev row_steps]": "as [rev row_steps]",
+	"[rev row_steps]": "a state copied by build (its rows shared) has a cotangent of its own per step, a zero of every row: LSTM's state, issue 12",
 }
 
 // costGrowth checks the functions of one file for TestDerivativeCostGrowth,

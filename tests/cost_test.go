@@ -437,35 +437,63 @@ func TestUntapedFold(t *testing.T) {
 
 // TestRecordHoldsNoProjection: split reverse mode records, per level of a
 // recursion, what the reverse pass reads of the level below and no more.
-// prodnt's caller reads the value below, so its recursive arm records the
-// forward pass's result of the level below (value and BOG) once, not the
-// value again beside it; prodrec's is a tail call, whose reverse reads
-// only the BOG below, not its value, and whose records are linked to the
-// level above (bog.LoopTail), so its arm records nothing.
-// Counted in the record's type, not timed (the record's size is much of
-// the reverse pass's cost for a cheap recursion: docs/performance.md).
+// Cut from [revfull f] (--rev=bog): prodnt's caller reads the value
+// below, so its recursive arm records the forward pass's result of the
+// level below (value and BOG) once, not the value again beside it;
+// prodrec's is a tail call, whose reverse reads only the BOG below, not
+// its value, and whose records are linked to the level above
+// (bog.LoopTail), so its arm records nothing. Translated (the default):
+// each level records the Floats its reverse reads (prodnt: the value
+// below and the element; prodrec: acc and the element) beside the index
+// and the size, and the BOG below, nothing else. Counted in the record's
+// type, not timed (the record's size is much of the reverse pass's cost
+// for a cheap recursion: docs/performance.md).
 func TestRecordHoldsNoProjection(t *testing.T) {
-	for _, tc := range []struct {
-		name, src string
-		want      string // the type of the recursive arm's record
-	}{
-		{"prodnt", `(def prodnt Float ((v : Vec Float) (i : Integer))
+	const (
+		prodnt = `(def prodnt Float ((v : Vec Float) (i : Integer))
   (if (eq i (size v)) 1.0 (mul (index i v) (prodnt v (add i 1)))))
 (gdef sufrev [prodnt (Tuple (Vec Float) Integer)])
-`, "(Tuple (Tuple Float bog$prodnt$tup2_vec_f64_i64))"},
-		{"prodrec", `(def prodrec Float ((v : Vec Float) (i : Integer) (acc : Float))
+`
+		prodrec = `(def prodrec Float ((v : Vec Float) (i : Integer) (acc : Float))
   (if (eq i (size v)) acc (prodrec v (add i 1) (mul acc (index i v)))))
 (gdef sufrev [prodrec (Tuple (Vec Float) Integer Float)])
-`, "(Tuple)"},
+`
+	)
+	for _, tc := range []struct {
+		name, src, rev string
+		want           string // the record's type; with --rev=bog its recursive arm's
+	}{
+		{"prodnt", prodnt, "bog", "(Tuple (Tuple Float bog$prodnt$tup2_vec_f64_i64))"},
+		{"prodrec", prodrec, "bog", "(Tuple)"},
+		{"prodnt", prodnt, "", "(Tuple Integer (Variant (Tuple) (Tuple Float Float bog$prodnt$tup2_vec_f64_i64)) Integer)"},
+		{"prodrec", prodrec, "", "(Tuple Float Integer (Variant (Tuple) (Tuple Float)) Integer (Variant (Tuple) (Tuple bog$prodrec$tup3_vec_f64_i64_f64)))"},
 	} {
-		file := filepath.Join(t.TempDir(), tc.name+".ks")
-		if err := os.WriteFile(file, []byte(tc.src), 0o644); err != nil {
-			t.Fatal(err)
+		prog := optimisedWith(t, tc.name+".ks", tc.src, driver.Options{Rev: tc.rev})
+		var fw *ir.Func
+		for _, f := range prog.Funcs {
+			if f.Name.String() == "[suffwdpass "+tc.name+"]" {
+				fw = f
+			}
 		}
-		fw := optimisedFunc(t, file, "[suffwdpass "+tc.name+"]")
-		bog := fw.Result.Elems[1].Def // (Tuple x (Variant (Tuple) arm))
-		if arm := bog.Elems[1].Elems[1]; arm.String() != tc.want {
-			t.Errorf("%s: the recursive arm records %s, want %s (the BOG is %s)", tc.name, arm, tc.want, bog)
+		if fw == nil {
+			t.Errorf("--rev=%s: no [suffwdpass %s]", tc.rev, tc.name)
+			continue
+		}
+		if len(fw.Result.Elems) != 2 || fw.Result.Elems[1].Def == nil {
+			t.Errorf("--rev=%s: [suffwdpass %s] returns %s, not a value and a named BOG", tc.rev, tc.name, fw.Result)
+			continue
+		}
+		bog := fw.Result.Elems[1].Def // (Tuple x (Variant (Tuple) arm)) when cut
+		got := bog
+		if tc.rev == "bog" {
+			if len(bog.Elems) < 2 || len(bog.Elems[1].Elems) < 2 {
+				t.Errorf("--rev=bog: %s's BOG is %s, not (Tuple x (Variant (Tuple) arm))", tc.name, bog)
+				continue
+			}
+			got = bog.Elems[1].Elems[1]
+		}
+		if got.String() != tc.want {
+			t.Errorf("--rev=%s: %s records %s, want %s (the BOG is %s)", tc.rev, tc.name, got, tc.want, bog)
 		}
 	}
 }
