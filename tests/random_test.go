@@ -28,17 +28,18 @@ var (
 )
 
 // strategies are the ways of differentiating a program, each with the
-// backends it runs on: [fwd f] is checked against central differences and
-// [rev f] and [sufrev f] against [fwd f] by the adjoint identity, so they
-// all agree with each other.
+// backends it runs on: [rev f] and [sufrev f] are checked against [fwd f]
+// by the adjoint identity, so they all agree with each other, and [fwd f]
+// against central differences (derive's by the values runs, cps's dual
+// numbers by its own run: strategyFailures).
 //
 // --rev=suf is not among them: its [rev f] is made of the split passes
 // translated from the single-use form, those of the lm run's [sufrev f]
 // (derive.splitRev), and its [vrev f] is the lm run's. --rev=bog's [rev f]
 // and [vrev f] are made of passes cut from [revfull f], which no other run
-// checks. (Until 2026-11-29 the cut passes
-// were [sufrev f]'s by default and the bog run was the redundant one; the
-// four runs cost a sixth more than these three.)
+// checks. (Until 2026-11-29 the cut passes were [sufrev f]'s by default
+// and the bog run was the redundant one; the four runs cost a sixth more
+// than these three.)
 var strategies = []struct {
 	rev      string
 	backends []string
