@@ -16,6 +16,12 @@ import (
 // an unknown strategy.
 func TestDerive(t *testing.T) {
 	const g = "(def g Float (x : Float) (mul x (sin x)))\n(def f Float ((x : Float) (n : Integer)) (add (g x) (to_float n)))\n"
+	// h's split passes written by hand, with a record of their own, and
+	// a caller f whose passes call them.
+	const handSplitH = "(def h Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (index i v))))\n" +
+		"(def [suffwdpass h] (Tuple Float Integer) (v : Vec Float) (tuple (sum v) (size v)))\n" +
+		"(def [sufrevpass [h (Vec Float)]] (Vec Float) ((dr : Float) (n : Integer)) (constVec n dr))\n" +
+		"(def f Float (v : Vec Float) (mul (h v) (h v)))\n(gdef sufrev [f (Vec Float)])"
 	for _, tc := range []struct {
 		name, src string
 		opts      Options
@@ -64,18 +70,12 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "hand-written split passes choose their record; [bogrev] is made from [sufrevpass]",
-			src: "(def h Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (index i v))))\n" +
-				"(def [suffwdpass h] (Tuple Float Integer) (v : Vec Float) (tuple (sum v) (size v)))\n" +
-				"(def [sufrevpass [h (Vec Float)]] (Vec Float) ((dr : Float) (n : Integer)) (constVec n dr))\n" +
-				"(def f Float (v : Vec Float) (mul (h v) (h v)))\n(gdef sufrev [f (Vec Float)])",
+			src:  handSplitH,
 			want: []string{"[bogrev h] : (Tuple Float Integer (Vec Float)) -> (Vec Float)", "[suffwdpass f]"},
 		},
 		{
 			name: "--rev=bog: the caller's passes are cut from [revfull f]",
-			src: "(def h Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (index i v))))\n" +
-				"(def [suffwdpass h] (Tuple Float Integer) (v : Vec Float) (tuple (sum v) (size v)))\n" +
-				"(def [sufrevpass [h (Vec Float)]] (Vec Float) ((dr : Float) (n : Integer)) (constVec n dr))\n" +
-				"(def f Float (v : Vec Float) (mul (h v) (h v)))\n(gdef sufrev [f (Vec Float)])",
+			src:  handSplitH,
 			opts: Options{Rev: "bog"},
 			want: []string{"[bogrev h] : (Tuple Float Integer (Vec Float)) -> (Vec Float)", "[revfull f]", "[suffwdpass f] (declared)"},
 		},

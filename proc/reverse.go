@@ -413,6 +413,10 @@ func (tp *btape) columns() bool {
 	return true
 }
 
+// byColumns reports whether a loop's tapes variable (loopTapes) holds a
+// tensor per field rather than a tensor of tapes.
+func byColumns(tapes *ir.Var) bool { return tapes.T.Kind == types.Tuple }
+
 func (tp *btape) typ() *types.Type {
 	ts := make([]*types.Type, len(tp.rec))
 	for i, v := range tp.rec {
@@ -1015,7 +1019,7 @@ func (t *trans) iterate(out *[]ir.Expr, op string, n ir.Expr, index *ir.Var, tap
 		rec := t.ns.FreshVar(p, "rec", tp.typ())
 		body = tp.unpack(ir.Ref(p, rec), nil, body)
 		var read ir.Expr
-		if tapes.T.Kind == types.Tuple { // a tensor per field
+		if byColumns(tapes) {
 			fields := make([]ir.Expr, len(tapes.T.Elems))
 			for k := range fields {
 				fields[k] = ir.MkPrim(p, "index", ir.Ref(p, index), ir.MkGet(p, k+1, ir.Ref(p, tapes)))
@@ -1474,7 +1478,7 @@ func (t *trans) fwd(b *Block, tp *btape) ([]ir.Expr, *ir.Var, ir.Expr) {
 			// and the tensor of tapes, or the tensor of each field.
 			elems := []ir.Expr{ir.Ref(s.P, v), tape}
 			var cols []*ir.Var
-			if tv.T.Kind == types.Tuple {
+			if byColumns(tv) {
 				elems = append(elems[:1], tape.(*ir.Tuple).Elems...)
 				for _, ct := range tv.T.Elems {
 					cols = append(cols, t.ns.FreshVar(s.P, "tape", ct))
