@@ -216,6 +216,10 @@ func deriveOptions(opts Options) derive.Options {
 // derivation of a derived function, [fwd [rev f]], is made from the
 // optimised body of the inner one (derive.Options.Nested): so while some
 // wait, it derives them and optimises again, a round per level of nesting.
+// opts must hold the Rev and AD the program was loaded with: a later
+// round derives with them (with another AD, derive makes what the Go
+// backend would, and a split pass first asked for then may disagree with
+// the record its other passes defined: random seed 1004465).
 func Optimise(prog *ir.Program, opts Options) error {
 	run := func() error {
 		return guard("the optimiser", "", func() error {

@@ -110,7 +110,7 @@ func tryProgram(backend string, opts driver.Options, cc driver.CC, dir string, f
 	if err != nil {
 		return result{}, fmt.Errorf("load: %v", err)
 	}
-	if err := driver.Optimise(prog, driver.Options{CheckIR: true, NoOpt: opts.NoOpt}); err != nil {
+	if err := driver.Optimise(prog, driver.Options{AD: opts.AD, CheckIR: true, NoOpt: opts.NoOpt}); err != nil {
 		return result{}, fmt.Errorf("optimise: %v", err)
 	}
 	var exe, warnings string

@@ -263,11 +263,12 @@ func checkResult(c string, r result) []string {
 // build makes the library of a kind and compiles its harness against it.
 func build(k kind, dir string, opts buildOptions) (string, error) {
 	ctx := context.Background()
-	prog, err := driver.LoadWith(k.sources, driver.Derived, driver.Options{Rev: opts.rev})
+	dopts := driver.Options{Rev: opts.rev}
+	prog, err := driver.LoadWith(k.sources, driver.Derived, dopts)
 	if err != nil {
 		return "", err
 	}
-	if err := driver.Optimise(prog, driver.Options{}); err != nil {
+	if err := driver.Optimise(prog, dopts); err != nil {
 		return "", err
 	}
 	flags := []string{"-O3"}

@@ -221,12 +221,15 @@ func cmdCheck(c *cli.Context) error {
 	if err := checkRev(c); err != nil {
 		return err
 	}
-	prog, err := driver.LoadWith(paths, driver.Derived, loadOptions(c))
+	opts := loadOptions(c)
+	prog, err := driver.LoadWith(paths, driver.Derived, opts)
 	if err != nil {
 		return err
 	}
 	if c.Bool("check-ir") {
-		return driver.Optimise(prog, driver.Options{CheckIR: true})
+		// The same options: a later round derives with them.
+		opts.CheckIR = true
+		return driver.Optimise(prog, opts)
 	}
 	return nil
 }
