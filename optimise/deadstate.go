@@ -266,13 +266,15 @@ func sortedVars(m map[string]*ir.Var) []*ir.Var {
 	return out
 }
 
-// zeroParts rewrites the zero of a tuple variable x taken apart,
+// zeroParts rewrites the zero of a tuple x taken apart,
 //
 //	(let (z (ts_zero x)) (let ((a b) z) body))
 //
 // with z not free in body, to (let ((a b) (tuple (ts_zero x.1) (ts_zero
 // x.2))) body), which the simplifier makes one let per part: so a part
 // nothing reads (the accumulator of a gradient not asked for) is not made.
+// x is a variable or a tuple of atoms, (ts_zero (tuple y s)), whose
+// parts are then (ts_zero y) and (ts_zero s).
 func zeroParts(e ir.Expr) ir.Expr {
 	l, ok := e.(*ir.Let)
 	if !ok || l.Pattern || len(l.Vars) != 1 {
@@ -282,15 +284,27 @@ func zeroParts(e ir.Expr) ir.Expr {
 	if !ok || c.Prim == nil || c.Prim.Name != "ts_zero" {
 		return e
 	}
-	x, ok := c.Args[0].(*ir.Var)
-	pat, ok2 := l.Body.(*ir.Let)
-	if !ok || !ok2 || x.T.Kind != types.Tuple || !pat.Pattern || len(pat.Vars) != len(x.T.Elems) ||
+	x := c.Args[0]
+	pat, ok := l.Body.(*ir.Let)
+	if !ok || x.Type().Kind != types.Tuple || !pat.Pattern || len(pat.Vars) != len(x.Type().Elems) ||
 		!isVar(pat.Rhs, l.Vars[0].Name) || ir.Occurs(l.Vars[0].Name, pat.Body) {
 		return e
 	}
-	parts := make([]ir.Expr, len(x.T.Elems))
-	for i := range parts {
-		parts[i] = ir.MkPrim(c.P, "ts_zero", ir.MkGet(c.P, i+1, ir.Ref(c.P, x)))
+	parts := make([]ir.Expr, len(x.Type().Elems))
+	switch x := x.(type) {
+	case *ir.Var:
+		for i := range parts {
+			parts[i] = ir.MkPrim(c.P, "ts_zero", ir.MkGet(c.P, i+1, ir.Ref(c.P, x)))
+		}
+	case *ir.Tuple:
+		for i, el := range x.Elems {
+			if !ir.IsAtom(el) {
+				return e
+			}
+			parts[i] = ir.MkPrim(c.P, "ts_zero", ir.Copy(el, ir.Pos{}))
+		}
+	default:
+		return e
 	}
 	return &ir.Let{P: pat.P, Vars: pat.Vars, Pattern: true, Rhs: ir.MkTuple(c.P, parts...), Body: pat.Body, Of: pat.Of}
 }
