@@ -47,7 +47,7 @@ type Options struct {
 	// [sufrev f]) are translated from the single-use form by Figure 23's
 	// rules (package proc, procsplit.go) except under "bog", which keeps
 	// the cut ones to compare with; a def the translation declines (a
-	// hand-written [rev g] it calls, say) has cut passes under every
+	// call of a derived function, say) has cut passes under every
 	// strategy.
 	Rev string
 	// Skip, if set, names derived functions to leave without a body: the

@@ -80,15 +80,16 @@ func TestDerive(t *testing.T) {
 			want: []string{"[bogrev h] : (Tuple Float Integer (Vec Float)) -> (Vec Float)", "[revfull f]", "[suffwdpass f] (declared)"},
 		},
 		{
-			// The translation has no rule for a call of a function whose
-			// [rev g] is written by hand: the caller's passes are cut
-			// (split-bog), which applies it, not translated, which
-			// differentiated g's body instead (giving cos x here).
-			name: "a call of a hand-written [rev g] leaves the caller's passes to split-bog",
+			// [rev mysin] is written by hand: the caller's passes are
+			// translated, calling mysin's passes, which record its
+			// argument and apply [rev mysin] (handsplit.go), not mysin's
+			// body inlined (which would give cos x: the values are
+			// tests/testdata/derived/hand_rev.ks's).
+			name: "a call of a hand-written [rev g] is translated as a call of g's passes made from it",
 			src: "(def mysin Float (x : Float) (sin x))\n" +
 				"(def [rev mysin] Float ((x : Float) (dr : Float)) (mul 100.0 dr))\n" +
 				"(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (mysin (index i v)))))\n(gdef sufrev [f (Vec Float)])",
-			want: []string{"[suffwdpass f] (declared)"},
+			want: []string{"[suffwdpass f]", "[suffwdpass mysin] : Float -> (Tuple Float bog$mysin$f64)", "[sufrevpass mysin]"},
 		},
 		{
 			name: "a hand-written [suffwdpass h] needs a hand-written [sufrevpass h]",

@@ -26,9 +26,11 @@ func (d *deriver) handRev(g *ir.Func) *ir.Func {
 //     [sufrevpass g] returns into its accumulator; the other pass of a
 //     hand-written one cannot be derived, since ksc cannot know the record
 //     the hand-written one makes or reads;
-//   - for an edef g with a hand-written [rev g], the record is g's
-//     argument: [suffwdpass g] x = (g x, x), and the reverse passes call
-//     [rev g] on it.
+//   - for g with a hand-written [rev g] (an edef, or a def whose reverse
+//     mode the program chooses: the derivative of g wherever g is
+//     called), the record is g's argument: [suffwdpass g] x = (g x, x),
+//     and the reverse passes call [rev g] on it. So a caller's passes,
+//     translated (procsplit.go), call these.
 func (d *deriver) handSplit(f, base *ir.Func, p ir.Pos) bool {
 	deriv := f.Name.Outer()
 	fw, rv := d.lookup("suffwdpass", base), d.lookup("sufrevpass", base)
@@ -48,7 +50,7 @@ func (d *deriver) handSplit(f, base *ir.Func, p ir.Pos) bool {
 		d.errorf(p, "ksc cannot generate %s: %s is written by hand, so ksc cannot know its record; write %s by hand too",
 			f.FullName(), base.Name.Derive(hand), base.Name.Derive(other))
 		return true
-	case base.Body == nil && d.handRev(base) != nil:
+	case d.handRev(base) != nil:
 		bog := d.prog.BogType(base)
 		if bog.Kind == types.Named && bog.Def == nil {
 			bog.SetDef(types.TupleOf(base.Arg))

@@ -109,25 +109,11 @@ func unwrapTape(tape *ir.Var, b ir.Expr, body ir.Expr) ir.Expr {
 
 // makeProcSplit translates base's prepared body and defines its BOG type.
 func (d *deriver) makeProcSplit(base *ir.Func) *procSplit {
-	// A hand-written [rev g] is the derivative of g wherever g is
-	// called; the translation has no rule for such a call yet, so the
-	// passes of g, and of a def calling it, are cut, which apply it.
-	if d.handRev(base) != nil {
-		return &procSplit{err: procError(base.FullName() + " has a hand-written reverse mode")}
-	}
+	// A call of g with a hand-written [rev g] is translated as any call:
+	// g's passes (handsplit.go) record its argument and apply [rev g].
 	pr, err := d.prepare(base)
 	if err != nil {
 		return &procSplit{err: err}
-	}
-	var hand *ir.Func
-	ir.Inspect(pr.body, func(e ir.Expr) bool {
-		if c, ok := e.(*ir.Call); ok && c.Fn != nil && hand == nil && d.handRev(c.Fn) != nil {
-			hand = c.Fn
-		}
-		return hand == nil
-	})
-	if hand != nil {
-		return &procSplit{err: procError("a call of " + hand.FullName() + ", whose reverse mode is written by hand")}
 	}
 	b, err := proc.FromExpr(d.inlineLeaves(pr.body, base), pr.params, d.ns)
 	if err != nil {
@@ -166,7 +152,8 @@ func (d *deriver) inlineLeaves(body ir.Expr, base *ir.Func) ir.Expr {
 	inlined := false
 	body = ir.Map(body, func(e ir.Expr) ir.Expr {
 		c, ok := e.(*ir.Call)
-		if !ok || c.Fn == nil || c.Fn == base || len(c.Fn.Name.Derivs) > 0 || !lower.IsLeaf(c.Fn, d.eff) {
+		if !ok || c.Fn == nil || c.Fn == base || len(c.Fn.Name.Derivs) > 0 || !lower.IsLeaf(c.Fn, d.eff) ||
+			d.handRev(c.Fn) != nil { // its reverse mode is [rev g], not its body's
 			return e
 		}
 		g := c.Fn

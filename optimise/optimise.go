@@ -49,7 +49,7 @@ var Passes = []Pass{
 	{Name: "eliminate-lm", Doc: "apply linear maps: forward and reverse mode without linear maps", Run: eliminateLM, Required: true},
 	{Name: "inline-prelude", Doc: "replace calls of prelude functions defined in ks by their definitions", Run: inlinePrelude, Required: true, Expands: true},
 	{Name: "inline", Doc: "inline the calls wrapped in $inline", Run: inlineRequested, Expands: true},
-	{Name: "inline-leaves", Doc: "inline the calls of small functions that call none and run no loop", Run: inlineLeaves, Expands: true},
+	{Name: "inline-leaves", Doc: "inline the calls of small functions that call none, run no loop and have no hand-written derivative", Run: inlineLeaves, Expands: true},
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
 	{Name: "hoist", Doc: "move what the sweeps of a Jacobian compute alike out of their loop: the primal runs once", Run: hoistLoops, Expands: true},
 	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true, Expands: true},
