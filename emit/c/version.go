@@ -33,7 +33,8 @@ import (
 // range, a loop index runs from 0 to its count's upper bound minus 1, and
 // a constant added shifts a range (so the column c <= r of a triangular
 // nest is below the outer loop's count). A tensor's sizes are fixed when
-// it is defined outside the loop, or it is a part of a fold's state that
+// it is defined outside the loop (or is a part of a tuple that is, as a
+// reverse loop's tapes read by column), or it is a part of a fold's state that
 // every iteration replaces by the result of $addAt or $setAt on it (the
 // accumulators of reverse loops): that part has the sizes of the initial
 // state's.
@@ -264,6 +265,28 @@ func stateSym(p string, t *types.Type) sym {
 	return sym{}
 }
 
+// outsideSym is what is known of a value of type t defined outside the
+// loop, held in C path p: an Integer is its own range, a tensor has its
+// sizes, and so have the parts of a tuple (a loop's tapes read by
+// column, (index i (get$2$11 tapes))).
+func outsideSym(p string, t *types.Type) sym {
+	switch t.Kind {
+	case types.Integer:
+		if isAtom(p) {
+			return point(bound{atoms: []string{p}})
+		}
+	case types.Tensor:
+		return sym{kind: sized, base: p}
+	case types.Tuple:
+		s := sym{kind: tuple}
+		for k, et := range t.Elems {
+			s.elems = append(s.elems, outsideSym(p+".f"+strconv.Itoa(k), et))
+		}
+		return s
+	}
+	return sym{}
+}
+
 // keepsSizes reports whether every tensor of want has its sizes in got.
 func keepsSizes(got, want sym) bool {
 	switch want.kind {
@@ -308,11 +331,8 @@ func (v *versioner) walk(e ir.Expr) sym {
 			return s
 		}
 		c := v.sc.lookup(e.Name)
-		switch {
-		case e.T.Kind == types.Integer && isAtom(c):
-			return point(bound{atoms: []string{c}})
-		case e.T.Kind == types.Tensor && isPath(c):
-			return sym{kind: sized, base: c}
+		if isPath(c) {
+			return outsideSym(c, e.T)
 		}
 	case *ir.Tuple:
 		s := sym{kind: tuple}

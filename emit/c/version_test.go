@@ -41,6 +41,8 @@ func TestLoopVersioning(t *testing.T) {
 			"(sumbuild n (lam (r : Integer) (sumbuild (add r 1) (lam (c : Integer) (mul (index (tuple r c) m) (index c v))))))", true, 4},
 		{"an index below the loop's count minus a constant",
 			"(sumbuild (sub n 2) (lam (i : Integer) (index (add i 2) v)))", true, 2},
+		{"a vector and an offset that are parts of a tuple from outside the loop",
+			"(let (p (tuple v k)) (sumbuild n (lam (i : Integer) (index (add i (get$2$2 p)) (get$1$2 p)))))", true, 2},
 		{"a subtracted index may be negative",
 			"(sumbuild n (lam (i : Integer) (index (sub i 1) v)))", false, 2},
 	} {
