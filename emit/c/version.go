@@ -250,29 +250,21 @@ func (v *versioner) fold(lam *ir.Lam, n, init sym) sym {
 }
 
 // stateSym is the sym of a fold's state of type t, held in C path p, whose
-// tensors keep their sizes.
-func stateSym(p string, t *types.Type) sym {
-	switch t.Kind {
-	case types.Tensor:
-		return sym{kind: sized, base: p}
-	case types.Tuple:
-		s := sym{kind: tuple}
-		for k, et := range t.Elems {
-			s.elems = append(s.elems, stateSym(p+".f"+strconv.Itoa(k), et))
-		}
-		return s
-	}
-	return sym{}
-}
+// tensors keep their sizes (its Integers change).
+func stateSym(p string, t *types.Type) sym { return pathSym(p, t, false) }
 
 // outsideSym is what is known of a value of type t defined outside the
 // loop, held in C path p: an Integer is its own range, a tensor has its
 // sizes, and so have the parts of a tuple (a loop's tapes read by
 // column, (index i (get$2$11 tapes))).
-func outsideSym(p string, t *types.Type) sym {
+func outsideSym(p string, t *types.Type) sym { return pathSym(p, t, true) }
+
+// pathSym is the sym of a value of type t held in C path p whose tensors
+// have fixed sizes, and whose Integers are fixed if ints.
+func pathSym(p string, t *types.Type, ints bool) sym {
 	switch t.Kind {
 	case types.Integer:
-		if isAtom(p) {
+		if ints && isAtom(p) {
 			return point(bound{atoms: []string{p}})
 		}
 	case types.Tensor:
@@ -280,7 +272,7 @@ func outsideSym(p string, t *types.Type) sym {
 	case types.Tuple:
 		s := sym{kind: tuple}
 		for k, et := range t.Elems {
-			s.elems = append(s.elems, outsideSym(p+".f"+strconv.Itoa(k), et))
+			s.elems = append(s.elems, pathSym(p+".f"+strconv.Itoa(k), et, ints))
 		}
 		return s
 	}
