@@ -26,6 +26,7 @@ func AllFeatures() []Feature {
 		{"recursion", "a helper calling itself"},
 		{"tail-recursion", "a helper whose call of itself is its value (a branch of an if, after lets or not)"},
 		{"call", "a call of a helper"},
+		{"hand-rev", "a call of a helper whose [rev] is written by hand (as the [rev] of a twin of its body)"},
 		{"let", "a let"},
 		{"tuple-pattern", "a let of a tuple pattern, (let ((a b) e) ...)"},
 		{"if", "an if"},
@@ -70,6 +71,9 @@ func (p *Program) Features() []string {
 	for i, f := range p.Funcs {
 		if !reached[f.Name] {
 			continue
+		}
+		if f.HandRev && i < len(p.Funcs)-1 {
+			set["hand-rev"] = true
 		}
 		scope := map[string]int{}
 		for _, q := range f.Params {

@@ -50,6 +50,11 @@ func Generate(seed int64, prefix string) *Program {
 	}
 	e.Body = g.function(e, 3)
 	p.Funcs = append(p.Funcs, e)
+	// Drawn last, so that a seed's program is otherwise what it was
+	// before the switch existed.
+	for i, f := range p.Funcs[:n] {
+		f.HandRev = i != rec && g.chance(8)
+	}
 	return p
 }
 

@@ -14,7 +14,8 @@
 // variable twice; $inline calls; constant and degenerate conditions
 // ((if true ...), (gt k k)); Tensor 2 and Vec (Vec Float) values; Integers
 // computed from the sizes of active arguments feeding size, index and
-// $ranhashdoub; a helper that calls itself with a decreasing counter.
+// $ranhashdoub; a helper that calls itself with a decreasing counter; a
+// helper whose [rev] is written by hand (Func.HandRev).
 //
 // Bodies are built from Floats, Integers, Bools, vectors, vectors of
 // vectors, matrices, pairs, lets (with tuple patterns), ifs on Integer
@@ -177,6 +178,13 @@ type Func struct {
 	Params []Param
 	Result Type
 	Body   *Node
+	// HandRev, for a helper, writes its reverse mode by hand: a def
+	// NAME_body with the same parameters and body, and [rev NAME] as
+	// [rev NAME_body]. It is the derivative of the body (so finite
+	// differences still check it), reached through the paths of a
+	// hand-written [rev g] (derive/handsplit.go), and the twin is made
+	// from the body when written, so shrinking keeps the two equal.
+	HandRev bool
 }
 
 // A Param is a function parameter, or a variable in scope while
@@ -219,11 +227,20 @@ func (p *Program) String() string {
 func (p *Program) Defs() string {
 	var b strings.Builder
 	for _, f := range p.Funcs {
-		var ps []string
+		var ps, ts []string
 		for _, q := range f.Params {
 			ps = append(ps, fmt.Sprintf("(%s : %s)", q.Name, q.T.KS()))
+			ts = append(ts, q.T.KS())
+		}
+		if f.HandRev {
+			fmt.Fprintf(&b, "(def %s_body %s (%s)\n  %s)\n", f.Name, f.Result.KS(), strings.Join(ps, " "), f.Body)
 		}
 		fmt.Fprintf(&b, "(def %s %s (%s)\n  %s)\n", f.Name, f.Result.KS(), strings.Join(ps, " "), f.Body)
+		if f.HandRev {
+			arg := "(Tuple " + strings.Join(ts, " ") + ")"
+			fmt.Fprintf(&b, "(def [rev %s] %s ((x : %s) (dr : %s))\n  ([rev %s_body] x dr))\n",
+				f.Name, arg, arg, f.Result.KS(), f.Name)
+		}
 	}
 	return b.String()
 }
