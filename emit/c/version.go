@@ -323,7 +323,10 @@ func (v *versioner) walk(e ir.Expr) sym {
 			return s
 		}
 		c := v.sc.lookup(e.Name)
-		if isPath(c) {
+		switch {
+		case e.T.Kind == types.Integer && isAtom(c): // a literal too
+			return point(bound{atoms: []string{c}})
+		case isPath(c):
 			return outsideSym(c, e.T)
 		}
 	case *ir.Tuple:
