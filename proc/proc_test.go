@@ -193,6 +193,11 @@ func TestTapes(t *testing.T) {
 		// iterations' tapes, here each exp's value.
 		{"a loop records its iterations", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (exp (index i v)))))",
 			"(Vec Float)", "(Tuple (Vec (Tuple Float)) Integer Integer)"},
+		// Of a chain of cheap operations on one value the reverse
+		// recomputes the rest from that value: the sigmoid's records
+		// the exp's value, not also its sum with 1 and the quotient.
+		{"a sigmoid records its exp", "(def f Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (div 1.0 (add 1.0 (exp (neg (index i v))))))))",
+			"(Vec Float)", "(Tuple (Vec (Tuple Float)) Integer Integer)"},
 		// A buildFromSparse records each iteration's tape (the exp's
 		// value; the index k is the reverse loop's own).
 		{"a buildFromSparse", "(def f (Vec Float) (v : Vec Float) (buildFromSparse (size v) (size v) (lam (k : Integer) (tuple k (exp (index k v))))))",

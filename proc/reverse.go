@@ -45,7 +45,7 @@ func Reverse(b *Block, params []*ir.Var, dr, acc *ir.Var, res Resolver, ns *ir.N
 	defer catch(&err)
 	t := &trans{res: res, ns: ns, def: map[string]*btape{}, root: map[string]*ir.Var{}, elem: map[string]*part{}, tapes: map[*Call]*ir.Var{},
 		variant: map[*Case]*ir.Var{}, acc: map[string]ir.Expr{}, forced: map[string]bool{}, avail: map[string]bool{},
-		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}, stmt: map[string]Stmt{}, cheap: map[string]bool{}, shared: map[string]bool{}}
+		loopTape: map[*Loop]*ir.Var{}, foldTape: map[*Fold]*ir.Var{}, stmt: map[string]Stmt{}, cheap: map[string]bool{}, leaf: map[string]*ir.Var{}, shared: map[string]bool{}}
 	top := t.newTape(b, params, nil, false)
 	p := b.Result.P
 	// A parameter holding a tensor accumulates its cotangent in place
@@ -178,9 +178,10 @@ type trans struct {
 	foldTape map[*Fold]*ir.Var // the per-step tapes of a fold
 	noTapes  bool              // F of a block whose tape nothing reads
 	// stmt is the statement binding each variable; cheap memoises
-	// isCheap.
+	// isCheap, and leaf holds a cheap variable's leaf.
 	stmt  map[string]Stmt
 	cheap map[string]bool
+	leaf  map[string]*ir.Var
 	// shared are the accumulators (by variable name) that are values
 	// other values share, copied before they are updated in place (own).
 	shared map[string]bool
@@ -271,11 +272,14 @@ func (t *trans) record(v *ir.Var) {
 // what it reads available, or nil if v is to be recorded. R recomputes a
 // constant, a tuple or a field of one, and a primitive call as cheap as
 // reading a recorded value with the same bits (recomputable), when what
-// it reads is available without recording anything per iteration of v's
-// loop: a loop index, a value bound outside the loop, or one recomputed
-// in turn. A loop then records only what its reverse cannot recompute
-// (a matrix-vector product's loops, nothing: seed 003's tape holds what
-// the rules read, and an element of an input is read again from it).
+// it reads is available without recording more per iteration of v's loop
+// than v itself: a loop index, a value bound outside the loop, one
+// recomputed in turn, and at most one Float or Integer recorded in v's
+// place (its leaf; not for a Bool v, smaller than its leaf). A loop then records only what its reverse cannot recompute (a
+// matrix-vector product's loops, nothing: seed 003's tape holds what the
+// rules read, and an element of an input is read again from it), and of
+// a chain of cheap operations on one value, such as the sigmoid
+// (div 1.0 (add 1.0 (exp (neg x)))), only the value (the exp's).
 func (t *trans) recompute(v *ir.Var) ir.Expr {
 	if !t.isCheap(v) {
 		return nil
@@ -307,16 +311,40 @@ func (t *trans) recompute(v *ir.Var) ir.Expr {
 	panic(fmt.Sprintf("proc: %s is not recomputable", v.Name))
 }
 
-// isCheap reports whether R recomputes v (recompute).
+// isCheap reports whether R recomputes v (recompute), noting in leaf the
+// scalar its recomputation has recorded, if any.
 func (t *trans) isCheap(v *ir.Var) bool {
 	if c, ok := t.cheap[v.Name]; ok {
 		return c
 	}
 	t.cheap[v.Name] = false
-	free := func(vs ...*ir.Var) bool {
+	var leaf *ir.Var
+	// reads reports whether R can read a, recording at most the one
+	// scalar leaf for all of v's arguments.
+	reads := func(a *ir.Var) bool {
+		r := t.rootOf(a)
+		var l *ir.Var
+		switch {
+		case t.avail[r.Name]:
+		case t.isCheap(r):
+			l = t.leaf[r.Name]
+		case t.def[r.Name].loopOf() != t.def[v.Name].loopOf():
+		case (r.T.Kind == types.Float || r.T.Kind == types.Integer) && v.T.Kind != types.Bool:
+			l = r // no larger than v (a Bool is recorded rather than a Float)
+		default:
+			return false
+		}
+		if l == nil || leaf == nil || l.Name == leaf.Name {
+			if l != nil {
+				leaf = l
+			}
+			return true
+		}
+		return false
+	}
+	all := func(vs ...*ir.Var) bool {
 		for _, a := range vs {
-			r := t.rootOf(a)
-			if !t.avail[r.Name] && !t.isCheap(r) && t.def[r.Name].loopOf() == t.def[v.Name].loopOf() {
+			if !reads(a) {
 				return false
 			}
 		}
@@ -327,13 +355,16 @@ func (t *trans) isCheap(v *ir.Var) bool {
 	case *Const:
 		ok = true
 	case *Call:
-		ok = s.Prim != nil && recomputable(s.Prim, s.Args) && free(s.Args...)
+		ok = s.Prim != nil && recomputable(s.Prim, s.Args) && all(s.Args...)
 	case *Tuple:
-		ok = free(s.Elems...)
+		ok = all(s.Elems...)
 	case *Untuple:
-		ok = free(s.In)
+		ok = all(s.In)
 	}
 	t.cheap[v.Name] = ok
+	if ok && leaf != nil {
+		t.leaf[v.Name] = leaf
+	}
 	return ok
 }
 
