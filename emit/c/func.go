@@ -29,6 +29,9 @@ type fn struct {
 	// (version.go).
 	proven   map[*ir.Call]bool
 	versions int // the versioned loops around the code being emitted
+	// ivdep says the fold about to be emitted is the first copy of a
+	// versioned loop whose guard allows KS_IVDEP (version.go's ivdep).
+	ivdep bool
 	// The function's calls of itself in tail position, which jump back
 	// to its start with new parameters (a loop, whatever the C
 	// compiler's optimisation level).

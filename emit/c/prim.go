@@ -591,6 +591,10 @@ func (f *fn) primIfold(c *primCall) string {
 	f.versioned(f.guardFor(lam, n, acc, c.sc), func() {
 		i := f.fresh("i")
 		f.loopIndex(i, n)
+		if f.ivdep {
+			f.ivdep = false
+			f.line("KS_IVDEP")
+		}
 		if c.e.Prim.Name == "$ifold" {
 			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
 		} else {

@@ -74,6 +74,7 @@ func smallNest(body ir.Expr) bool {
 type guard struct {
 	cond   string
 	proven map[*ir.Call]bool
+	ivdep  bool // the loop is a fold's that KS_IVDEP may precede when cond holds
 }
 
 // A bound is the sum of atoms (C atoms fixed for the loop; at most two)
@@ -103,6 +104,7 @@ func (b bound) equal(c bound) bool {
 type sym struct {
 	kind   symKind
 	lo, hi bound  // ranged: lo <= the value <= hi
+	shift  *bound // ranged: the value is the fold's index plus shift
 	base   string // sized: a C path with the value's sizes
 	elems  []sym  // tuple
 }
@@ -165,6 +167,19 @@ type versioner struct {
 	// analysis ("(3 * b_1)", a constant times an atom) cannot overflow:
 	// they come first in the guard, which C evaluates left to right.
 	scaled []string
+	// For KS_IVDEP (ivdep): the fold's state (its C name), the body's
+	// stores ($addAt), the state's tensors it reads otherwise, and
+	// whether it does anything else to memory that rules it out.
+	state  string
+	stores []store
+	reads  map[string]bool
+	writes bool
+}
+
+// A store is an $addAt of the body: at idx into the tensor target.
+type store struct {
+	call        *ir.Call
+	target, idx sym
 }
 
 // maxScale bounds the constant of a scaled atom, and maxScaled the atom
@@ -184,7 +199,7 @@ func (f *fn) guardFor(lam *ir.Lam, n, state string, sc *env) *guard {
 	if f.versions >= maxVersionDepth || !isAtom(n) || !smallNest(lam.Body) {
 		return nil
 	}
-	v := &versioner{sc: sc, local: map[string]sym{}}
+	v := &versioner{sc: sc, local: map[string]sym{}, state: state}
 	count := point(bound{atoms: []string{n}})
 	if state != "" {
 		v.fold(lam, count, stateSym(state, lam.Param.T.Elems[0]))
@@ -219,6 +234,10 @@ func (f *fn) guardFor(lam *ir.Lam, n, state string, sc *env) *guard {
 	if len(g.proven) == 0 {
 		return nil
 	}
+	if ivconds, ok := v.ivdep(lam, func(c *ir.Call) bool { return g.proven[c] || f.proven[c] }); ok {
+		g.ivdep = true
+		conds = append(conds, ivconds...)
+	}
 	if len(conds) > 0 {
 		g.cond = fmt.Sprintf("%s <= 0 || (%s)", n, strings.Join(conds, " && "))
 	}
@@ -237,13 +256,17 @@ func (v *versioner) loop(lam *ir.Lam, n sym, rank int) {
 // init's sizes, if every iteration keeps them.
 func (v *versioner) fold(lam *ir.Lam, n, init sym) sym {
 	i := loopIndexSym(n)
-	mark := len(v.checks)
+	if i.kind == ranged {
+		i.shift = &bound{}
+	}
+	mark, marks := len(v.checks), len(v.stores)
 	v.local[lam.Param.Name] = sym{kind: tuple, elems: []sym{init, i}}
 	if r := v.walk(lam.Body); keepsSizes(r, init) {
 		return init
 	}
 	// Walk again, knowing nothing of the state.
 	v.checks = v.checks[:mark]
+	v.stores = v.stores[:marks]
 	v.local[lam.Param.Name] = sym{kind: tuple, elems: []sym{{}, i}}
 	v.walk(lam.Body)
 	return sym{}
@@ -300,6 +323,9 @@ func keepsSizes(got, want sym) bool {
 // equal reports whether s and t say the same.
 func (s sym) equal(t sym) bool {
 	if s.kind != t.kind || s.base != t.base || !s.lo.equal(t.lo) || !s.hi.equal(t.hi) || len(s.elems) != len(t.elems) {
+		return false
+	}
+	if (s.shift == nil) != (t.shift == nil) || s.shift != nil && !s.shift.equal(*t.shift) {
 		return false
 	}
 	for k := range s.elems {
@@ -394,6 +420,7 @@ func (v *versioner) call(e *ir.Call) sym {
 		}
 		return s
 	}
+	v.effects(e, args)
 	if e.Prim == nil || len(e.Args) < 2 {
 		return sym{}
 	}
@@ -410,6 +437,9 @@ func (v *versioner) call(e *ir.Call) sym {
 		v.checks = append(v.checks, boundsCheck{call: e, idx: args[0], size: args[1], rank: e.Args[1].Type().Rank})
 	case "$addAt", "$setAt":
 		v.checks = append(v.checks, boundsCheck{call: e, idx: args[1], size: args[0], rank: e.Args[0].Type().Rank})
+		if e.Prim.Name == "$addAt" {
+			v.stores = append(v.stores, store{call: e, target: args[0], idx: args[1]})
+		}
 		return args[0]
 	case "mul":
 		// c * x, c a small positive constant, x an atom: the atom
@@ -440,10 +470,151 @@ func (v *versioner) call(e *ir.Call) sym {
 		lo, ok1 := a.lo.plus(b.lo)
 		hi, ok2 := a.hi.plus(b.hi)
 		if ok1 && ok2 {
-			return sym{kind: ranged, lo: lo, hi: hi}
+			return sym{kind: ranged, lo: lo, hi: hi, shift: shifted(a, b)}
 		}
 	}
 	return sym{}
+}
+
+// shifted returns the shift of a + b, when one is the fold's index plus a
+// shift and the other fixed for the loop (a point), else nil.
+func shifted(a, b sym) *bound {
+	if b.shift != nil {
+		a, b = b, a
+	}
+	if a.shift == nil || b.shift != nil || !b.lo.equal(b.hi) {
+		return nil
+	}
+	sh, ok := a.shift.plus(b.lo)
+	if !ok {
+		return nil
+	}
+	return &sh
+}
+
+// effects notes what call e (whose arguments are args) does to memory,
+// for ivdep: the state's tensors it reads (but for its size, and the
+// tensor an $addAt updates), and whether it may write anything else. A
+// primitive of the language writes nothing (it reads, or makes new
+// tensors), nor do $unwrap and $dummy; a function may.
+func (v *versioner) effects(e *ir.Call, args []sym) {
+	switch {
+	case e.Fn != nil:
+		v.writes = true
+	case e.Prim == nil:
+	case e.Prim.Name == "size":
+		return
+	case strings.HasPrefix(e.Prim.Name, "$"):
+		switch e.Prim.Name {
+		case "$addAt", "$unwrap", "$dummy", "$ifold", "$ifoldr":
+		default:
+			v.writes = true
+		}
+	}
+	for k, a := range args {
+		if k == 0 && e.Prim != nil && e.Prim.Name == "$addAt" {
+			continue
+		}
+		v.readsOf(a)
+	}
+}
+
+// readsOf notes the state's tensors in s as read.
+func (v *versioner) readsOf(s sym) {
+	switch s.kind {
+	case sized:
+		if v.state != "" && (s.base == v.state || strings.HasPrefix(s.base, v.state+".")) {
+			if v.reads == nil {
+				v.reads = map[string]bool{}
+			}
+			v.reads[s.base] = true
+		}
+	case tuple:
+		for _, x := range s.elems {
+			v.readsOf(x)
+		}
+	}
+}
+
+// ivdep returns the conditions under which the loop of a fold may be
+// preceded by KS_IVDEP (runtime/c/ksc_runtime.h), and whether it may be
+// at all: a fold with no loop inside, whose only writes are the $addAt of
+// reverse loops, each at the fold's index plus a shift into a vector of
+// Floats of the state, whose index check g proves (so that the shifts lie
+// between 0 and a size when the conditions are evaluated), and which reads
+// those vectors in no other way.
+//
+// Such a loop has no dependence between iterations through memory but
+// these updates: the state's tensors are accumulators, each held by the
+// state alone (an $addAt updates its tensor in place, which the
+// translation to reverse mode allows only of a tensor no other value
+// shares), and everything else the body reads is only read. Two updates
+// of one vector at shifts a and b touch the same element in iterations
+// |a - b| apart, which a vector loop runs in order, as the scalar loop
+// does, if |a - b| is at least the widest vector of doubles (8, AVX-512):
+// those are the conditions. So the vector loop adds the same values to
+// each element in the same order, and computes the same bits.
+func (v *versioner) ivdep(lam *ir.Lam, proven func(*ir.Call) bool) ([]string, bool) {
+	if v.state == "" || v.writes || len(v.stores) == 0 || hasLoop(lam.Body) {
+		return nil, false
+	}
+	shifts := map[string][]bound{}
+	var bases []string
+	for _, st := range v.stores {
+		t := st.call.Args[0].Type()
+		if st.target.kind != sized || v.reads[st.target.base] || st.idx.shift == nil ||
+			!proven(st.call) || t.Rank != 1 || t.Elem.Kind != types.Float {
+			return nil, false
+		}
+		b := st.target.base
+		if b != v.state && !strings.HasPrefix(b, v.state+".") {
+			return nil, false
+		}
+		if _, ok := shifts[b]; !ok {
+			bases = append(bases, b)
+		}
+		dup := false
+		for _, x := range shifts[b] {
+			dup = dup || x.equal(*st.idx.shift)
+		}
+		if !dup {
+			shifts[b] = append(shifts[b], *st.idx.shift)
+		}
+	}
+	const width = 8
+	var conds []string
+	for _, b := range bases {
+		sh := shifts[b]
+		for i := range sh {
+			for j := i + 1; j < len(sh); j++ {
+				x, y := sh[i], sh[j]
+				if len(x.atoms) == 0 && len(y.atoms) == 0 {
+					if d := x.off - y.off; d < width && d > -width {
+						return nil, false
+					}
+					continue
+				}
+				if len(x.atoms) == 0 && x.off == 0 {
+					x, y = y, x
+				}
+				d := x.c()
+				if len(y.atoms) > 0 || y.off != 0 {
+					d += " - " + y.c()
+				}
+				conds = append(conds, fmt.Sprintf("(%s >= %d || %s <= -%d)", d, width, d, width))
+			}
+		}
+	}
+	return conds, true
+}
+
+// c returns b as a C expression, parenthesised.
+func (b bound) c() string {
+	parts := append([]string(nil), b.atoms...)
+	if b.off != 0 || len(parts) == 0 {
+		parts = append(parts, strconv.FormatInt(b.off, 10))
+	}
+	return "(" + strings.Join(parts, " + ") + ")"
 }
 
 // isLoop reports whether the primitive is a loop the analysis follows
@@ -539,6 +710,7 @@ func (f *fn) versioned(g *guard, loop func()) {
 	if g.cond == "" {
 		// Every check g proves holds of every loop index.
 		f.proven = union(saved, g.proven)
+		f.ivdep = g.ivdep
 		loop()
 		return
 	}
@@ -546,6 +718,7 @@ func (f *fn) versioned(g *guard, loop func()) {
 	f.indent++
 	f.proven = union(saved, g.proven)
 	f.versions++
+	f.ivdep = g.ivdep
 	loop()
 	f.versions--
 	f.proven = saved

@@ -67,3 +67,53 @@ func TestLoopVersioning(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldIvdep checks which reverse loops (folds updating their state's
+// vectors in place) get KS_IVDEP, and under which conditions: the updates
+// at the loop's index plus shifts far enough apart, nothing else written,
+// the updated vectors not read.
+func TestFoldIvdep(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		ivdep      bool
+		cond       string // a condition of the guard, if any
+	}{
+		{"one update", "($addAt s i (index i w))", true, ""},
+		{"two updates at the index", "($addAt ($addAt s i (index i w)) i 1.0)", true, ""},
+		{"updates a shift apart", "($addAt ($addAt s i (index i w)) (add i k) 2.0)", true, "((k_4) >= 8 || (k_4) <= -8)"},
+		{"shifts of a size apart", "($addAt ($addAt s (add i (size w)) (index i w)) (add i (mul 2 (size w))) 2.0)", true, " >= 8 || "},
+		{"updates one apart", "($addAt ($addAt s i (index i w)) (add i 1) 2.0)", false, ""},
+		{"the updated vector read", "($addAt s i (index i s))", false, ""},
+		{"an update not at a shift of the index", "($addAt s (mul i 2) 1.0)", false, ""},
+		{"a set", "($setAt s i (index i w))", false, ""},
+		{"a call", "($addAt s i (h (index i w)))", false, ""},
+	} {
+		src := `(def h Float (x : Float) (mul x (sin x)))
+(def g (Vec Float) ((v : Vec Float) (w : Vec Float) (n : Integer) (k : Integer)) v)
+(def [rev [g (Tuple (Vec Float) (Vec Float) Integer Integer)]] (Tuple (Vec Float) (Vec Float) (Tuple) (Tuple))
+     ((x : Tuple (Vec Float) (Vec Float) Integer Integer) (dr : Vec Float))
+  (let ((v w n k) x)
+    (tuple ($ifold n dr (lam (s_i : Tuple (Vec Float) Integer) (let ((s i) s_i) ` + c.body + `))) w (tuple) (tuple))))
+`
+		file, err := syntax.ParseFile("t.ks", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := typecheck.Check([]*syntax.File{file})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out, err := Emit(prog, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		code := out.C[strings.LastIndex(out.C, "ksu_rev_g(ks_ctx *ctx"):]
+		code = code[:strings.Index(code, "\n}\n")]
+		if got := strings.Count(code, "KS_IVDEP"); got != map[bool]int{true: 1, false: 0}[c.ivdep] {
+			t.Errorf("%s: %d KS_IVDEP, want ivdep %v\n%s", c.name, got, c.ivdep, code)
+		}
+		if c.cond != "" && !strings.Contains(code, c.cond) {
+			t.Errorf("%s: no condition %q\n%s", c.name, c.cond, code)
+		}
+	}
+}

@@ -81,7 +81,13 @@ KS_VECTOR_MATH double pow(double, double);
  * reads, so no iteration depends on another through memory. gcc cannot
  * see that the arena's new memory overlaps no input, and checks it at run
  * time; beyond ten such checks (--param vect-max-version-for-alias-checks)
- * it does not vectorise, as in an LSTM layer's loop over its gates. */
+ * it does not vectorise, as in an LSTM layer's loop over its gates. It
+ * also precedes the first copy of a reverse loop (a fold) whose only
+ * stores add into the state's accumulators at the loop's index plus
+ * shifts at least 8 apart, and which reads those accumulators in no
+ * other way (emit/c's version.go, ivdep): an accumulator is held by the
+ * state alone, and each element gets its updates in the scalar loop's
+ * order. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define KS_IVDEP _Pragma("GCC ivdep")
 #else
