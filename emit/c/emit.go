@@ -119,18 +119,20 @@ type emitter struct {
 	usedNames map[string]bool
 	tmp       int
 
-	allocates map[*ir.Func]bool // funcAllocates's answers
-	effects   lower.Effects     // the functions that print
-	repeated  map[*ir.Func]bool // repeatedFuncs (Threads only)
-	recursive map[*ir.Func]bool // ir.Recursive: these check the stack on entry
-	fails     ir.Failing        // ir.MayFail: the calls of these are in the chain of calls of an error
-	namer     *types.Namer      // the names of types in type and helper names
+	allocates map[*ir.Func]bool   // funcAllocates's answers
+	effects   lower.Effects       // the functions that print
+	repeated  map[*ir.Func]bool   // repeatedFuncs (Threads only)
+	recursive map[*ir.Func]bool   // ir.Recursive: these check the stack on entry
+	twins     map[*ir.Func]string // inlineTwins: the name of a function's inline twin
+	fails     ir.Failing          // ir.MayFail: the calls of these are in the chain of calls of an error
+	namer     *types.Namer        // the names of types in type and helper names
 }
 
 func (e *emitter) program(prog *ir.Program) *Output {
 	var protos, defs strings.Builder
 	e.recursive = ir.Recursive(prog.Funcs)
 	e.fails = ir.MayFail(prog.Funcs, e.recursive)
+	e.twins = e.inlineTwins(prog.Funcs)
 	for _, f := range prog.Funcs {
 		if f.Prim != nil || f.Body == nil && f.Kind != ir.EdefFunc {
 			continue
@@ -183,6 +185,59 @@ func (e *emitter) function(f *ir.Func, protos, defs *strings.Builder) {
 		clones = "KS_CLONES "
 	}
 	fmt.Fprintf(defs, "\n/* %s */\n%sstatic %s {\n%s}\n", commentSafe(f.FullName()), clones, sig, fe.b.String())
+	if twin := e.twins[f]; twin != "" {
+		tsig := e.signature(f, twin)
+		fmt.Fprintf(protos, "static inline KS_UNUSED %s;\n", tsig)
+		fmt.Fprintf(defs, "\n/* %s, inline in functions compiled for AVX2 too */\nstatic inline %s {\n%s}\n", commentSafe(f.FullName()), tsig, fe.b.String())
+	}
+}
+
+// maxTwinSize bounds, in IR nodes, the body of a function that gets an
+// inline twin (inlineTwins).
+const maxTwinSize = 128
+
+// inlineTwins returns the functions that get an inline twin, and its
+// name. gcc inlines no function compiled twice (KS_CLONES), so a small
+// function that loops, called in the loops of another (a GMM component's
+// triangular product, called per point and component, and its split
+// passes), costs a call per use and is never fused into its caller. Such
+// a function, unless recursive, is emitted a second time under another
+// name as an ordinary static inline function when a function compiled
+// twice calls it; those call the twin (inlined into both of their copies,
+// so compiled for AVX2 in one), everything else, the library's entry
+// points included, the original. The twin has the original's body, so
+// its own calls go to twins too.
+func (e *emitter) inlineTwins(funcs []*ir.Func) map[*ir.Func]string {
+	called := map[*ir.Func]bool{} // by a function compiled twice
+	for _, f := range funcs {
+		if f.Prim == nil && f.Body != nil && hasLoop(f.Body) {
+			ir.Inspect(f.Body, func(x ir.Expr) bool {
+				if c, ok := x.(*ir.Call); ok && c.Fn != nil {
+					called[c.Fn] = true
+				}
+				return true
+			})
+		}
+	}
+	twins := map[*ir.Func]string{}
+	for _, f := range funcs {
+		if !called[f] || f.Prim != nil || f.Body == nil || f.Kind == ir.EdefFunc || e.recursive[f] || !hasLoop(f.Body) {
+			continue
+		}
+		n := 0
+		ir.Inspect(f.Body, func(ir.Expr) bool { n++; return n <= maxTwinSize })
+		if n > maxTwinSize {
+			continue
+		}
+		base := "ksi_" + strings.TrimPrefix(e.funcName(f), "ksu_")
+		name := base
+		for i := 2; e.usedNames[name]; i++ {
+			name = base + "_" + strconv.Itoa(i)
+		}
+		e.usedNames[name] = true
+		twins[f] = name
+	}
+	return twins
 }
 
 // edef declares an external function, called with plain C arguments and

@@ -377,6 +377,9 @@ func (f *fn) call(e *ir.Call, sc *env) string {
 	if f.tail[e] && f.depth == 0 {
 		return f.tailCall(e, sc)
 	}
+	if twin := f.e.twins[e.Fn]; twin != "" && hasLoop(f.f.Body) {
+		name = twin // compiled twice (KS_CLONES): the twin it can inline
+	}
 	args := f.args(e.Args, sc, true)
 	if e.Fn.Kind == ir.EdefFunc {
 		return f.temp(name+"("+strings.Join(args, ", ")+")", e.T)

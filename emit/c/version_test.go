@@ -59,7 +59,8 @@ func TestLoopVersioning(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		code := out.C[strings.Index(out.C, "ksu_f(ks_ctx *ctx"):]
+		code := out.C[strings.LastIndex(out.C, "ksu_f(ks_ctx *ctx"):]
+		code = code[:strings.Index(code, "\n}\n")] // not its inline twin
 		guarded := strings.Contains(code, "<= 0 || (")
 		checks := strings.Count(code, "ks_check_index")
 		if guarded != c.guarded || checks != c.checks {
