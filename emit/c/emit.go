@@ -188,7 +188,17 @@ func (e *emitter) function(f *ir.Func, protos, defs *strings.Builder) {
 	if twin := e.twins[f]; twin != "" {
 		tsig := e.signature(f, twin)
 		fmt.Fprintf(protos, "static inline KS_UNUSED %s;\n", tsig)
-		fmt.Fprintf(defs, "\n/* %s, inline in functions compiled for AVX2 too */\nstatic inline %s {\n%s}\n", commentSafe(f.FullName()), tsig, fe.b.String())
+		// A derived function's twin is always inlined: a derivative
+		// calls its callees' passes from a large function, where gcc's
+		// inliner runs out of budget (GMM's [suffwdpass ltri_times] in
+		// [revacc gmm_points]); a primal function's is left to gcc, which
+		// inlined GMM's into gmm_points where forcing it made the
+		// objective slower (d64: 97 ms against 88 ms).
+		always := ""
+		if len(f.Name.Derivs) > 0 {
+			always = "KS_ALWAYS_INLINE "
+		}
+		fmt.Fprintf(defs, "\n/* %s, inline in functions compiled for AVX2 too */\nstatic inline %s%s {\n%s}\n", commentSafe(f.FullName()), always, tsig, fe.b.String())
 	}
 }
 

@@ -19,6 +19,9 @@ func TestInlineTwins(t *testing.T) {
 (def sq Float (v : Vec Float) (sumbuild (size v) (lam (i : Integer) (let (e (index i v)) (mul e e)))))
 (def rows Float (m : Vec (Vec Float)) (sumbuild (size m) (lam (r : Integer) (sq (index r m)))))
 (def once Float (v : Vec Float) (add (sq v) 1.0))
+(def [rev [sq (Vec Float)]] (Vec Float) ((v : Vec Float) (dr : Float))
+  (build (size v) (lam (i : Integer) (mul (mul 2.0 dr) (index i v)))))
+(def grads Float (m : Vec (Vec Float)) (sumbuild (size m) (lam (r : Integer) (sum ([rev sq] (index r m) 1.0)))))
 (def cnt Float ((v : Vec Float) (n : Integer))
   (if (eq n 0) (sq v) (cnt v (sub n 1))))
 (def big Float (v : Vec Float)
@@ -73,6 +76,14 @@ func TestInlineTwins(t *testing.T) {
 		if c.calls != "" && !strings.Contains(b, c.calls) {
 			t.Errorf("%s does not call %s:\n%s", c.fn, c.calls, b)
 		}
+	}
+	// A derived function's twin is always inlined, a primal one's left
+	// to gcc.
+	if b := body("ksi_rev_sq"); !strings.Contains(b, "static inline KS_ALWAYS_INLINE") {
+		t.Errorf("the twin of [rev sq] is not always inlined:\n%s", b)
+	}
+	if b := body("ksi_sq"); b == "" || strings.Contains(b, "KS_ALWAYS_INLINE") {
+		t.Errorf("the twin of sq is always inlined:\n%s", b)
 	}
 	for _, none := range []string{"ksi_big", "ksi_cnt", "ksi_once"} {
 		if strings.Contains(out.C, none+"(") {
