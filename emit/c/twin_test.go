@@ -4,9 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/ksc-lang/ksc/syntax"
-	"github.com/ksc-lang/ksc/typecheck"
 )
 
 // TestInlineTwins checks which functions get an inline twin and who calls
@@ -39,15 +36,7 @@ func TestInlineTwins(t *testing.T) {
       (add (add (add n m) (add l k)) (add (add h g) (add f e))))))))
 (def rowsbig Float (m : Vec (Vec Float)) (sumbuild (size m) (lam (r : Integer) (big (index r m)))))
 `
-	file, err := syntax.ParseFile("t.ks", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := typecheck.Check([]*syntax.File{file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Emit(prog, Options{Library: true, Prefix: "t"})
+	out, err := Emit(checked(t, src), Options{Library: true, Prefix: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

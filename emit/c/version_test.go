@@ -96,15 +96,7 @@ func TestFoldIvdep(t *testing.T) {
   (let ((v w n k) x)
     (tuple ($ifold n dr (lam (s_i : Tuple (Vec Float) Integer) (let ((s i) s_i) ` + c.body + `))) w (tuple) (tuple))))
 `
-		file, err := syntax.ParseFile("t.ks", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		prog, err := typecheck.Check([]*syntax.File{file})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		out, err := Emit(prog, Options{})
+		out, err := Emit(checked(t, src), Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
