@@ -74,7 +74,11 @@ func smallNest(body ir.Expr) bool {
 type guard struct {
 	cond   string
 	proven map[*ir.Call]bool
-	ivdep  bool // the loop is a fold's that KS_IVDEP may precede when cond holds
+	// ivdep says the loop is a fold's that KS_IVDEP may precede when cond
+	// and ivcond (if not "") hold; when only cond does, the loop without
+	// checks runs without it.
+	ivdep  bool
+	ivcond string
 }
 
 // A bound is the sum of atoms (C atoms fixed for the loop; at most two)
@@ -235,8 +239,7 @@ func (f *fn) guardFor(lam *ir.Lam, n, state string, sc *env) *guard {
 		return nil
 	}
 	if ivconds, ok := v.ivdep(lam, func(c *ir.Call) bool { return g.proven[c] || f.proven[c] }); ok {
-		g.ivdep = true
-		conds = append(conds, ivconds...)
+		g.ivdep, g.ivcond = true, strings.Join(ivconds, " && ")
 	}
 	if len(conds) > 0 {
 		g.cond = fmt.Sprintf("%s <= 0 || (%s)", n, strings.Join(conds, " && "))
@@ -537,8 +540,9 @@ func (v *versioner) readsOf(s sym) {
 }
 
 // ivdep returns the conditions under which the loop of a fold may be
-// preceded by KS_IVDEP (runtime/c/ksc_runtime.h), and whether it may be
-// at all: a fold with no loop inside, whose only writes are the $addAt of
+// preceded by KS_IVDEP (runtime/c/ksc_runtime.h; withIvdep emits it
+// under them, in the copy of the loop without checks), and whether it
+// may be at all: a fold with no loop inside, whose only writes are the $addAt of
 // reverse loops, each at the fold's index plus a shift into a vector of
 // Floats of the state, whose index check g proves (so that the shifts lie
 // between 0 and a size when the conditions are evaluated), and which reads
@@ -710,16 +714,14 @@ func (f *fn) versioned(g *guard, loop func()) {
 	if g.cond == "" {
 		// Every check g proves holds of every loop index.
 		f.proven = union(saved, g.proven)
-		f.ivdep = g.ivdep
-		loop()
+		f.withIvdep(g, loop)
 		return
 	}
 	f.line("if (%s) {", g.cond)
 	f.indent++
 	f.proven = union(saved, g.proven)
 	f.versions++
-	f.ivdep = g.ivdep
-	loop()
+	f.withIvdep(g, loop)
 	f.versions--
 	f.proven = saved
 	f.indent--
@@ -730,6 +732,31 @@ func (f *fn) versioned(g *guard, loop func()) {
 	f.versions += maxVersionDepth
 	loop()
 	f.versions -= maxVersionDepth
+	f.indent--
+	f.line("}")
+}
+
+// withIvdep emits the loop without the checks g proves: preceded by
+// KS_IVDEP where g allows it, under g.ivcond if that is not "" (and as it
+// is otherwise).
+func (f *fn) withIvdep(g *guard, loop func()) {
+	if !g.ivdep {
+		loop()
+		return
+	}
+	if g.ivcond == "" {
+		f.ivdep = true
+		loop()
+		return
+	}
+	f.line("if (%s) {", g.ivcond)
+	f.indent++
+	f.ivdep = true
+	loop()
+	f.indent--
+	f.line("} else {")
+	f.indent++
+	loop()
 	f.indent--
 	f.line("}")
 }

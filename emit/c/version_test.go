@@ -108,5 +108,11 @@ func TestFoldIvdep(t *testing.T) {
 		if c.cond != "" && !strings.Contains(code, c.cond) {
 			t.Errorf("%s: no condition %q\n%s", c.name, c.cond, code)
 		}
+		// Under a condition, the loop without checks is there twice:
+		// with KS_IVDEP when the condition holds, and without.
+		loops := map[bool]int{true: 3, false: 2}[c.cond != ""]
+		if got := strings.Count(code, "for (int64_t"); c.ivdep && got != loops {
+			t.Errorf("%s: %d copies of the loop, want %d\n%s", c.name, got, loops, code)
+		}
 	}
 }
