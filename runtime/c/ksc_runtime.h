@@ -82,7 +82,7 @@ KS_VECTOR_MATH double pow(double, double);
  * see that the arena's new memory overlaps no input, and checks it at run
  * time; beyond ten such checks (--param vect-max-version-for-alias-checks)
  * it does not vectorise, as in an LSTM layer's loop over its gates. It
- * also precedes the first copy of a reverse loop (a fold) whose only
+ * also precedes a copy without checks of a reverse loop (a fold) whose only
  * stores add into the state's accumulators at the loop's index plus
  * shifts at least 8 apart, and which reads those accumulators in no
  * other way (emit/c's version.go, ivdep): an accumulator is held by the
