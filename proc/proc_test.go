@@ -183,6 +183,9 @@ func TestTapes(t *testing.T) {
 		{"an index", "(def f Float ((v : Vec Float) (i : Integer)) (index i v))", "(Tuple (Vec Float) Integer)", "(Tuple Integer Integer)"},
 		// An if whose branches record nothing records its condition.
 		{"an if records its condition", "(def f Float (x : Float) (if (gt x 0.0) (mul x 2.0) x))", "Float", "(Tuple Bool)"},
+		// Also when the condition is computed from a Float by a cheap
+		// chain: the Bool is smaller than the Float.
+		{"an if records its condition, not the Float it comes from", "(def f Float (x : Float) (if (gt (add x 1.0) 0.0) (mul x 2.0) x))", "Float", "(Tuple Bool)"},
 		// A loop's reverse recomputes what is cheap from what is bound
 		// outside the loop and its own index: here each x, read by the
 		// square's rule, is an element of v, recorded once (with the

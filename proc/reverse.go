@@ -275,10 +275,11 @@ func (t *trans) record(v *ir.Var) {
 // it reads is available without recording more per iteration of v's loop
 // than v itself: a loop index, a value bound outside the loop, one
 // recomputed in turn, and at most one Float or Integer recorded in v's
-// place (its leaf; not for a Bool v, smaller than its leaf). A loop then records only what its reverse cannot recompute (a
-// matrix-vector product's loops, nothing: seed 003's tape holds what the
-// rules read, and an element of an input is read again from it), and of
-// a chain of cheap operations on one value, such as the sigmoid
+// place (its leaf; not for a Bool v, smaller than its leaf). A loop then
+// records only what its reverse cannot recompute (a matrix-vector
+// product's loops, nothing: seed 003's tape holds what the rules read,
+// and an element of an input is read again from it), and of a chain of
+// cheap operations on one value, such as the sigmoid
 // (div 1.0 (add 1.0 (exp (neg x)))), only the value (the exp's).
 func (t *trans) recompute(v *ir.Var) ir.Expr {
 	if !t.isCheap(v) {
@@ -329,8 +330,8 @@ func (t *trans) isCheap(v *ir.Var) bool {
 		case t.isCheap(r):
 			l = t.leaf[r.Name]
 		case t.def[r.Name].loopOf() != t.def[v.Name].loopOf():
-		case (r.T.Kind == types.Float || r.T.Kind == types.Integer) && v.T.Kind != types.Bool:
-			l = r // no larger than v (a Bool is recorded rather than a Float)
+		case r.T.Kind == types.Float || r.T.Kind == types.Integer:
+			l = r
 		default:
 			return false
 		}
@@ -360,6 +361,9 @@ func (t *trans) isCheap(v *ir.Var) bool {
 		ok = all(s.Elems...)
 	case *Untuple:
 		ok = all(s.In)
+	}
+	if leaf != nil && v.T.Kind == types.Bool {
+		ok = false // a Bool is recorded rather than the larger leaf
 	}
 	t.cheap[v.Name] = ok
 	if ok && leaf != nil {

@@ -29,8 +29,8 @@ type fn struct {
 	// (version.go).
 	proven   map[*ir.Call]bool
 	versions int // the versioned loops around the code being emitted
-	// ivdep says the fold about to be emitted is the first copy of a
-	// versioned loop whose guard allows KS_IVDEP (version.go's ivdep).
+	// ivdep says the fold about to be emitted is preceded by KS_IVDEP:
+	// a copy without checks that its guard allows it for (withIvdep).
 	ivdep bool
 	// The function's calls of itself in tail position, which jump back
 	// to its start with new parameters (a loop, whatever the C
