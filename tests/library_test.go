@@ -90,12 +90,32 @@ func TestArenaReuse(t *testing.T) {
 	if got := bytes["steps"]; got == 0 || got > chunk {
 		t.Errorf("steps holds %d bytes after a call, want at most %d (host printed %q)", got, chunk, out)
 	}
-	var y1 float64
-	for _, l := range strings.Split(out, "\n") {
-		fmt.Sscanf(l, "y1 %g", &y1)
+	// So does a fold whose state is several new tensors, one a vector of
+	// vectors (steps2, copied through the scratch buffer, which holds one
+	// state: 1600 bytes): z holds twice the previous step's y.
+	if got, want := bytes["steps2"], chunk+4096; got == 0 || got > want {
+		t.Errorf("steps2 holds %d bytes after a call, want at most %d (host printed %q)", got, want, out)
 	}
-	if want := 0.005 + 0.005*math.Pow(0.9998, rows); math.Abs(y1-want) > 1e-12 {
-		t.Errorf("steps: y1 = %.17g, want %.17g", y1, want)
+	var y1s []float64
+	var z11 float64
+	for _, l := range strings.Split(out, "\n") {
+		var y1 float64
+		if _, err := fmt.Sscanf(l, "y1 %g", &y1); err == nil {
+			y1s = append(y1s, y1)
+		}
+		fmt.Sscanf(l, "z11 %g", &z11)
+	}
+	euler := func(k int) float64 { return 0.005 + 0.005*math.Pow(0.9998, float64(k)) }
+	if len(y1s) != 2 {
+		t.Fatalf("host printed %d values of y1, want 2: %q", len(y1s), out)
+	}
+	for i, name := range []string{"steps", "steps2"} {
+		if want := euler(rows); math.Abs(y1s[i]-want) > 1e-12 {
+			t.Errorf("%s: y1 = %.17g, want %.17g", name, y1s[i], want)
+		}
+	}
+	if want := 2 * euler(rows-1); math.Abs(z11-want) > 1e-12 {
+		t.Errorf("steps2: z[1][1] = %.17g, want %.17g", z11, want)
 	}
 	// A reset keeps one chunk as large as the call used, so the same call
 	// again allocates nothing more.

@@ -1,6 +1,7 @@
 package cemit
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -130,6 +131,20 @@ func (e *emitter) funcAllocates(f *ir.Func) bool {
 // and nothing else the iteration left behind points into the arena (else
 // ctx->escaped).
 
+//
+// A state of several tensors (a tuple of cotangents, a vector of vectors:
+// the reverse pass of a recurrent network makes its state's cotangent
+// anew each iteration) is kept the same way, by the helpers below: its
+// pieces allocated since base are copied to the context's scratch buffer,
+// the arena is released to base, and they are copied back. The state's
+// pieces below base are not copied: the iteration did not allocate them,
+// and if it had stored a pointer above base into them, ctx->escaped would
+// say so. The copy is made only when its bytes are at most those the
+// iteration allocated, so that it costs at most a constant factor of the
+// iteration's own work (a state holding a large tensor made in an earlier
+// iteration, and so above base, would otherwise be copied by every
+// iteration); else the memory is kept, as before.
+
 // A stateRelease is the arena reuse of one such loop.
 type stateRelease struct {
 	mark  string   // the ks_mark variable
@@ -139,7 +154,10 @@ type stateRelease struct {
 	// ".f1") whose elements are copied down to base, the mark below the
 	// state's copy; mark is then the one above it.
 	copyDown *tensorPath
-	base     string
+	// keep: the state is of several tensors, copied through the scratch
+	// buffer (keepable).
+	keep bool
+	base string
 }
 
 // A tensorPath is a tensor inside a loop's state: its C field path from
@@ -186,8 +204,9 @@ func (f *fn) beginStateRelease(t *types.Type, body ir.Expr) *stateRelease {
 		return nil
 	}
 	sr := &stateRelease{mark: f.fresh("mark"), paths: paths, copyDown: singleTensor(t)}
+	sr.keep = sr.copyDown == nil && keepable(t)
 	f.line("ks_mark %s = ks_arena_mark(ctx);", sr.mark)
-	if sr.copyDown != nil {
+	if sr.copyDown != nil || sr.keep {
 		sr.base = f.fresh("base")
 		f.line("ks_mark %s = %s;", sr.base, sr.mark)
 	}
@@ -215,17 +234,31 @@ func (f *fn) iterEnd(sr *stateRelease, acc, x string, t *types.Type) {
 	for i, p := range sr.paths {
 		same[i] = acc + p + " == " + x + p
 	}
+	bytes := ""
+	if sr.keep {
+		bytes = f.fresh("bytes")
+		f.line("size_t %s;", bytes)
+	}
 	f.line("if (!ctx->escaped && %s) {", strings.Join(same, " && "))
 	f.line("  ks_arena_release(ctx, %s);", sr.mark)
 	if c := sr.copyDown; c != nil {
 		v := x + c.path
-		bytes := f.fresh("bytes")
+		bytes = f.fresh("bytes")
 		f.line("} else if (!ctx->escaped) {")
 		f.line("  size_t %s = (size_t)(%s) * sizeof *%s.data;", bytes, count(v, c.t.Rank), v)
 		f.line("  ks_arena_release(ctx, %s);", sr.base)
 		f.line("  void *%s_to = ks_alloc(ctx, %s);", bytes, bytes)
 		f.line("  if (%s > 0) memmove(%s_to, %s.data, %s);", bytes, bytes, v, bytes)
 		f.line("  %s.data = %s_to;", v, bytes)
+		f.line("  %s = ks_arena_mark(ctx);", sr.mark)
+	}
+	if sr.keep {
+		f.line("} else if (!ctx->escaped && (%s = %s(ctx, %s, &%s)) <= ctx->in_use - %s.in_use) {",
+			bytes, f.e.helper("keepsize", t), sr.base, x, sr.mark)
+		f.line("  char *%s_at = ks_scratch(ctx, %s);", bytes, bytes)
+		f.line("  %s(ctx, %s, &%s, &%s_at);", f.e.helper("keepout", t), sr.base, x, bytes)
+		f.line("  ks_arena_release(ctx, %s);", sr.base)
+		f.line("  %s(ctx, &%s);", f.e.helper("keepin", t), x)
 		f.line("  %s = ks_arena_mark(ctx);", sr.mark)
 	}
 	f.line("} else {")
@@ -279,4 +312,92 @@ func escapeCheck(slot, x string, t *types.Type) string {
 		diff[i] = slot + p + " != " + x + p
 	}
 	return "if (" + strings.Join(diff, " || ") + ") ctx->escaped = true;"
+}
+
+// keepable reports whether a state of type t can be kept by the keep
+// helpers: tuples, scalars and tensors of them, nested.
+func keepable(t *types.Type) bool {
+	switch t.Kind {
+	case types.Integer, types.Float, types.Bool, types.String:
+		return true
+	case types.Tensor:
+		return keepable(t.Elem)
+	case types.Tuple:
+		for _, e := range t.Elems {
+			if !keepable(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// keepParts emits, for a helper of kind about *x of type t, a call of the
+// helper of each non-uniform part: stmt formats the call from the helper's
+// name and the part's address.
+func keepParts(e *emitter, h *hb, kind string, t *types.Type, stmt func(name, part string) string) {
+	switch t.Kind {
+	case types.Tuple:
+		for i, et := range t.Elems {
+			if !et.IsUniform() {
+				h.line("%s", stmt(e.helper(kind, et), fmt.Sprintf("&x->f%d", i)))
+			}
+		}
+	case types.Tensor:
+		if !t.Elem.IsUniform() {
+			h.forEach(count("(*x)", t.Rank), func(i string) {
+				h.line("%s", stmt(e.helper(kind, t.Elem), "&x->data["+i+"]"))
+			})
+		}
+	}
+}
+
+// tensorBytes emits the declaration of bytes, the size of *x's elements.
+func tensorBytes(h *hb, t *types.Type) {
+	h.line("size_t bytes = (size_t)(%s) * sizeof *x->data;", count("(*x)", t.Rank))
+}
+
+func genKeepSize(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("size_t n = 0;")
+	if t.Kind == types.Tensor {
+		h.line("if (!ks_above(ctx, base, x->data)) return 0;")
+		tensorBytes(h, t)
+		h.line("n += ks_round(bytes);")
+	}
+	keepParts(e, h, "keepsize", t, func(name, part string) string {
+		return fmt.Sprintf("n += %s(ctx, base, %s);", name, part)
+	})
+	h.line("return n;")
+	return "size_t", "const ks_ctx *ctx, ks_mark base, const " + e.ctype(t) + " *x"
+}
+
+func genKeepOut(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx; (void)base; (void)at;")
+	if t.Kind == types.Tensor {
+		h.line("if (!ks_above(ctx, base, x->data)) return;")
+		tensorBytes(h, t)
+		h.line("memcpy(*at, x->data, bytes);")
+		h.line("x->data = (void *)*at;")
+		h.line("*at += ks_round(bytes);")
+	}
+	keepParts(e, h, "keepout", t, func(name, part string) string {
+		return fmt.Sprintf("%s(ctx, base, %s, at);", name, part)
+	})
+	return "void", "ks_ctx *ctx, ks_mark base, " + e.ctype(t) + " *x, char **at"
+}
+
+func genKeepIn(e *emitter, t *types.Type, h *hb) (string, string) {
+	h.line("(void)ctx;")
+	if t.Kind == types.Tensor {
+		h.line("if (!ks_in_scratch(ctx, x->data)) return;")
+		tensorBytes(h, t)
+		h.line("void *to = ks_alloc(ctx, bytes);")
+		h.line("memcpy(to, x->data, bytes);")
+		h.line("x->data = to;")
+	}
+	keepParts(e, h, "keepin", t, func(name, part string) string {
+		return fmt.Sprintf("%s(ctx, %s);", name, part)
+	})
+	return "void", "ks_ctx *ctx, " + e.ctype(t) + " *x"
 }

@@ -47,6 +47,9 @@ func helperGens(kind string) helperGen {
 		"inl":       genInl,           // T (L x): $inl, the whole variant initialised
 		"inr":       genInr,           // T (R x): $inr, the whole variant initialised
 		"pairscsr":  genPairsCSR,      // Tuple (Vec Integer) (Vec Integer) (ctx, pos, pairs, off, cols, n, withJ): $pairsCSR
+		"keepsize":  genKeepSize,      // size_t (ctx, ks_mark base, const T *x): the bytes of x's pieces above base
+		"keepout":   genKeepOut,       // void (ctx, base, T *x, char **at): those pieces to the scratch buffer
+		"keepin":    genKeepIn,        // void (ctx, T *x): x's pieces in the scratch buffer back to the arena
 	}[kind]
 }
 

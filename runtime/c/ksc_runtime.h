@@ -141,6 +141,9 @@ typedef struct ks_ctx {
   struct ks_ctx *sub; /* contexts of the threads of parallel loops */
   int nsub;
   bool escaped; /* a $setAt stored a new pointer (see the C backend's arena.go) */
+  char *scratch;      /* where a loop's new state waits while the arena is released (ks_scratch) */
+  size_t scratch_cap; /* its bytes */
+  size_t scratch_len; /* the bytes of it in use */
   size_t in_use;        /* the bytes allocated and not released */
   size_t max_bytes;     /* the most in_use may reach; 0: no limit */
   uintptr_t stack_base; /* the stack where the running entry point began */
@@ -329,6 +332,48 @@ static inline KS_UNUSED void ks_arena_release(ks_ctx *ctx, ks_mark m) {
   ctx->in_use = m.in_use;
 }
 
+/* Loop states kept by copying (the C backend's arena.go). A loop whose
+ * new state is made of several new tensors keeps only the state: its
+ * pieces allocated since the loop's base mark (ks_above) are copied to the
+ * context's scratch buffer, the arena is released to the base, and the
+ * pieces are copied back (ks_in_scratch tells which). */
+
+/* ks_round is what ks_alloc takes for bytes. */
+static inline KS_UNUSED size_t ks_round(size_t bytes) { return (bytes + KS_ALIGN - 1) / KS_ALIGN * KS_ALIGN; }
+
+/* ks_above reports whether p points into arena memory allocated since m. */
+static inline KS_UNUSED bool ks_above(const ks_ctx *ctx, ks_mark m, const void *p) {
+  uintptr_t q = (uintptr_t)p;
+  for (const ks_chunk *c = ctx->chunks; c != NULL; c = c->next) {
+    uintptr_t d = (uintptr_t)c + ks_chunk_header();
+    if (c == m.chunk) return q >= d + m.used && q < d + c->used;
+    if (q >= d && q < d + c->used) return true;
+  }
+  return false;
+}
+
+/* ks_scratch returns the scratch buffer with room for bytes, all of them
+ * in use. */
+static KS_UNUSED char *ks_scratch(ks_ctx *ctx, size_t bytes) {
+  if (bytes > ctx->scratch_cap) {
+    size_t cap = ctx->scratch_cap * 2;
+    if (cap < bytes) cap = bytes;
+    char *s = realloc(ctx->scratch, cap);
+    if (s == NULL) ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "out of memory allocating %zu bytes", cap);
+    ctx->scratch = s;
+    ctx->scratch_cap = cap;
+  }
+  ctx->scratch_len = bytes;
+  return ctx->scratch;
+}
+
+/* ks_in_scratch reports whether p points into the scratch buffer's bytes
+ * in use. */
+static inline KS_UNUSED bool ks_in_scratch(const ks_ctx *ctx, const void *p) {
+  uintptr_t q = (uintptr_t)p, s = (uintptr_t)ctx->scratch;
+  return ctx->scratch != NULL && q >= s && q < s + ctx->scratch_len;
+}
+
 static KS_UNUSED void ks_free_chunks(ks_chunk *c) {
   while (c != NULL) {
     ks_chunk *next = c->next;
@@ -421,13 +466,16 @@ static KS_UNUSED void ks_ctx_destroy(ks_ctx *ctx) {
   ctx->nsub = 0;
   ks_free_chunks(ctx->chunks);
   ks_free_chunks(ctx->spare);
+  free(ctx->scratch);
+  ctx->scratch = NULL;
+  ctx->scratch_cap = ctx->scratch_len = 0;
   ctx->chunks = NULL;
   ctx->spare = NULL;
 }
 
 /* ks_ctx_bytes returns the bytes of memory the context holds. */
 static KS_UNUSED size_t ks_ctx_bytes(const ks_ctx *ctx) {
-  size_t n = 0;
+  size_t n = ctx->scratch_cap;
   for (const ks_chunk *c = ctx->chunks; c != NULL; c = c->next) n += c->size;
   for (const ks_chunk *c = ctx->spare; c != NULL; c = c->next) n += c->size;
   for (int t = 0; t < ctx->nsub; t++) n += ks_ctx_bytes(&ctx->sub[t]);

@@ -2,7 +2,9 @@
  * the context holds after each call, in bytes: "f BYTES" and "rev BYTES";
  * then after a reset ("reset BYTES") and after [rev f] again ("again
  * BYTES"); then after n steps of a fold of a vector of 64 (steps: "steps
- * BYTES") and the state's element 1 ("y1 VALUE"). */
+ * BYTES") and the state's element 1 ("y1 VALUE"); then the same for
+ * steps2 ("steps2 BYTES", "y1 VALUE", and row 1's element 1 of z, "z11
+ * VALUE"). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,6 +42,13 @@ int main(int argc, char **argv) {
   if (loops_steps(ctx, m, n, &ys) != 0) return 6;
   printf("steps %zu\n", loops_ctx_bytes(ctx));
   printf("y1 %.17g\n", ys.data[1]);
+  loops_ctx_free(ctx);
+  ctx = loops_ctx_new();
+  loops_steps2_out s2;
+  if (loops_steps2(ctx, m, n, &s2) != 0) return 7;
+  printf("steps2 %zu\n", loops_ctx_bytes(ctx));
+  printf("y1 %.17g\n", s2.f0.data[1]);
+  printf("z11 %.17g\n", s2.f1.data[1].data[1]);
   loops_ctx_free(ctx);
   return 0;
 }
