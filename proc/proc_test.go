@@ -223,3 +223,33 @@ func TestTapes(t *testing.T) {
 		})
 	}
 }
+
+// TestReverseLoopOrder checks the order of the reverse of a build: a loop
+// around another runs last first ($ifoldr), an innermost one first to
+// last ($ifold), so that the reverse of a triangular product adds into
+// each accumulator row within the stores of the row before it
+// (revLoop). The loops are listed outermost first.
+func TestReverseLoopOrder(t *testing.T) {
+	prog := load(t, `
+(def f (Vec Float) ((q : Tensor 2 Float) (z : Vec Float))
+  (build (size z) (lam (r : Integer)
+    (sumbuild (add r 1) (lam (c : Integer)
+      (mul (index (tuple r c) q) (index c z)))))))
+(gdef sufrev [f (Tuple (Tensor 2 Float) (Vec Float))])
+`, driver.Options{Rev: "suf"})
+	var got []string
+	for _, f := range prog.Funcs {
+		if f.Name.Base != "f" || len(f.Name.Derivs) != 1 || f.Name.Derivs[0] != "sufrevpass" {
+			continue
+		}
+		ir.Inspect(f.Body, func(x ir.Expr) bool {
+			if c, ok := x.(*ir.Call); ok && c.Prim != nil && strings.HasPrefix(c.Prim.Name, "$ifold") {
+				got = append(got, c.Prim.Name)
+			}
+			return true
+		})
+	}
+	if want := []string{"$ifoldr", "$ifold"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the loops of [sufrevpass f] are %v, want %v", got, want)
+	}
+}

@@ -820,9 +820,19 @@ func (t *trans) rev(b *Block, env map[string]*cot, out *[]ir.Expr, tp *btape) {
 
 // revLoop is the reverse of a build or sumbuild (seed 003): the forward
 // pass records each iteration's tape (a vector of them), and the reverse
-// pass is an $ifold over the iterations whose state holds the
+// pass is an $ifoldr over the iterations whose state holds the
 // accumulators of the variables the body reads from outside: the
 // accumulators of tensors, passed in, and sums of the others' cotangents.
+//
+// The order of the iterations is free, and chosen for the loads of the
+// accumulators. An innermost loop runs up, the order gcc vectorises
+// without permuting its vectors. A loop around another runs last first:
+// the reverse of a triangular product (row r reads the columns 0..r,
+// GMM's Q z) adds into a growing prefix of one accumulator row after row,
+// and gcc cuts each row into vector chunks and a scalar tail. Going up, a
+// row's wide load spans the narrower stores of the row before (a failed
+// store-to-load forward, some 10 cycles each); going down, every load lies
+// within one earlier store.
 func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	if dr == nil || !differentiable(s.Out.T) {
 		return
@@ -868,8 +878,28 @@ func (t *trans) revLoop(s *Loop, dr *cot, env map[string]*cot, out *[]ir.Expr) {
 	}
 	t.record(s.N)
 	inits, phs, finals := t.loopState(out, p, ls)
-	res := t.iterate(out, "$ifold", ir.Ref(p, s.N), s.Index, tapes, tp, items, inits, phs, finals)
+	op := "$ifold"
+	if holdsLoop(s.Body) {
+		op = "$ifoldr"
+	}
+	res := t.iterate(out, op, ir.Ref(p, s.N), s.Index, tapes, tp, items, inits, phs, finals)
 	t.afterLoop(out, env, ls, t.split(out, &cot{atom: res, owned: true}, len(ls.touched)))
+}
+
+// holdsLoop reports whether b holds a build, sumbuild or fold, in a branch
+// or not.
+func holdsLoop(b *Block) bool {
+	for _, s := range b.Stmts {
+		switch s := s.(type) {
+		case *Loop, *Fold:
+			return true
+		case *Case:
+			if holdsLoop(s.Then) || holdsLoop(s.Else) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // revFold is the reverse of a fold: the forward pass records each step's
