@@ -544,9 +544,11 @@ func (v *versioner) readsOf(s sym) {
 // under them, in the copy of the loop without checks), and whether it
 // may be at all: a fold with no loop inside, whose only writes are the $addAt of
 // reverse loops, each at the fold's index plus a shift into a vector of
-// Floats of the state, whose index check g proves (so that the shifts lie
-// between 0 and a size when the conditions are evaluated), and which reads
-// those vectors in no other way.
+// Floats of the state (or into one row, fixed for the loop, of a matrix
+// or higher tensor of the state: the row is contiguous), whose index check
+// g proves (so that the shifts lie between 0 and a size when the
+// conditions are evaluated), and which reads those tensors in no other
+// way.
 //
 // Such a loop has no dependence between iterations through memory but
 // these updates: the state's tensors are accumulators, each held by the
@@ -563,11 +565,13 @@ func (v *versioner) ivdep(lam *ir.Lam, proven func(*ir.Call) bool) ([]string, bo
 		return nil, false
 	}
 	shifts := map[string][]bound{}
+	rows := map[string][]bound{} // of a tensor of rank > 1: the fixed indices before the last
 	var bases []string
 	for _, st := range v.stores {
 		t := st.call.Args[0].Type()
-		if st.target.kind != sized || v.reads[st.target.base] || st.idx.shift == nil ||
-			!proven(st.call) || t.Rank != 1 || t.Elem.Kind != types.Float {
+		idx, lead, ok := lastIndex(st.idx, t.Rank)
+		if !ok || st.target.kind != sized || v.reads[st.target.base] || idx.shift == nil ||
+			!proven(st.call) || t.Elem.Kind != types.Float {
 			return nil, false
 		}
 		b := st.target.base
@@ -576,13 +580,16 @@ func (v *versioner) ivdep(lam *ir.Lam, proven func(*ir.Call) bool) ([]string, bo
 		}
 		if _, ok := shifts[b]; !ok {
 			bases = append(bases, b)
+			rows[b] = lead
+		} else if !sameBounds(rows[b], lead) {
+			return nil, false // updates of two rows: not analysed
 		}
 		dup := false
 		for _, x := range shifts[b] {
-			dup = dup || x.equal(*st.idx.shift)
+			dup = dup || x.equal(*idx.shift)
 		}
 		if !dup {
-			shifts[b] = append(shifts[b], *st.idx.shift)
+			shifts[b] = append(shifts[b], *idx.shift)
 		}
 	}
 	const width = 8
@@ -610,6 +617,40 @@ func (v *versioner) ivdep(lam *ir.Lam, proven func(*ir.Call) bool) ([]string, bo
 		}
 	}
 	return conds, true
+}
+
+// lastIndex splits the index of an $addAt into a tensor of the given rank
+// into its last component and the ones before, which must be fixed for
+// the loop: the updates of a matrix's row at the fold's index plus a
+// shift are then as a vector's (the row is contiguous).
+func lastIndex(idx sym, rank int) (sym, []bound, bool) {
+	if rank == 1 {
+		return idx, nil, true
+	}
+	if idx.kind != tuple || len(idx.elems) != rank {
+		return sym{}, nil, false
+	}
+	var lead []bound
+	for _, e := range idx.elems[:rank-1] {
+		if e.kind != ranged || e.shift != nil || !e.lo.equal(e.hi) {
+			return sym{}, nil, false
+		}
+		lead = append(lead, e.lo)
+	}
+	return idx.elems[rank-1], lead, true
+}
+
+// sameBounds reports whether a and b hold equal bounds.
+func sameBounds(a, b []bound) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].equal(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // c returns b as a C expression, parenthesised.

@@ -72,22 +72,28 @@ func TestLoopVersioning(t *testing.T) {
 // TestFoldIvdep checks which reverse loops (folds updating their state's
 // vectors in place) get KS_IVDEP, and under which conditions: the updates
 // at the loop's index plus shifts far enough apart, nothing else written,
-// the updated vectors not read.
+// the updated vectors not read. A matrix's updates (matrix: the state is
+// a Tensor 2, r a row fixed for the loop) qualify in one row.
 func TestFoldIvdep(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
 		ivdep      bool
 		cond       string // a condition of the guard, if any
+		matrix     bool
 	}{
-		{"one update", "($addAt s i (index i w))", true, ""},
-		{"two updates at the index", "($addAt ($addAt s i (index i w)) i 1.0)", true, ""},
-		{"updates a shift apart", "($addAt ($addAt s i (index i w)) (add i k) 2.0)", true, "((k_4) >= 8 || (k_4) <= -8)"},
-		{"shifts of a size apart", "($addAt ($addAt s (add i (size w)) (index i w)) (add i (mul 2 (size w))) 2.0)", true, " >= 8 || "},
-		{"updates one apart", "($addAt ($addAt s i (index i w)) (add i 1) 2.0)", false, ""},
-		{"the updated vector read", "($addAt s i (index i s))", false, ""},
-		{"an update not at a shift of the index", "($addAt s (mul i 2) 1.0)", false, ""},
-		{"a set", "($setAt s i (index i w))", false, ""},
-		{"a call", "($addAt s i (h (index i w)))", false, ""},
+		{"one update", "($addAt s i (index i w))", true, "", false},
+		{"two updates at the index", "($addAt ($addAt s i (index i w)) i 1.0)", true, "", false},
+		{"updates a shift apart", "($addAt ($addAt s i (index i w)) (add i k) 2.0)", true, "((k_4) >= 8 || (k_4) <= -8)", false},
+		{"shifts of a size apart", "($addAt ($addAt s (add i (size w)) (index i w)) (add i (mul 2 (size w))) 2.0)", true, " >= 8 || ", false},
+		{"updates one apart", "($addAt ($addAt s i (index i w)) (add i 1) 2.0)", false, "", false},
+		{"the updated vector read", "($addAt s i (index i s))", false, "", false},
+		{"an update not at a shift of the index", "($addAt s (mul i 2) 1.0)", false, "", false},
+		{"a set", "($setAt s i (index i w))", false, "", false},
+		{"a call", "($addAt s i (h (index i w)))", false, "", false},
+		{"a row at the index", "($addAt s (tuple r i) (index i w))", true, "", true},
+		{"a row a shift apart", "($addAt ($addAt s (tuple r i) (index i w)) (tuple r (add i k)) 2.0)", true, "((k_4) >= 8 || (k_4) <= -8)", true},
+		{"two rows", "($addAt ($addAt s (tuple r i) (index i w)) (tuple k i) 2.0)", false, "", true},
+		{"a row that varies", "($addAt s (tuple i i) (index i w))", false, "", true},
 	} {
 		src := `(def h Float (x : Float) (mul x (sin x)))
 (def g (Vec Float) ((v : Vec Float) (w : Vec Float) (n : Integer) (k : Integer)) v)
@@ -96,6 +102,14 @@ func TestFoldIvdep(t *testing.T) {
   (let ((v w n k) x)
     (tuple ($ifold n dr (lam (s_i : Tuple (Vec Float) Integer) (let ((s i) s_i) ` + c.body + `))) w (tuple) (tuple))))
 `
+		if c.matrix {
+			src = `(def g (Tensor 2 Float) ((m : Tensor 2 Float) (w : Vec Float) (n : Integer) (k : Integer) (r : Integer)) m)
+(def [rev [g (Tuple (Tensor 2 Float) (Vec Float) Integer Integer Integer)]] (Tuple (Tensor 2 Float) (Vec Float) (Tuple) (Tuple) (Tuple))
+     ((x : Tuple (Tensor 2 Float) (Vec Float) Integer Integer Integer) (dr : Tensor 2 Float))
+  (let ((m w n k r) x)
+    (tuple ($ifold n dr (lam (s_i : Tuple (Tensor 2 Float) Integer) (let ((s i) s_i) ` + c.body + `))) w (tuple) (tuple) (tuple))))
+`
+		}
 		out, err := Emit(checked(t, src), Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
