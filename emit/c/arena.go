@@ -130,7 +130,6 @@ func (e *emitter) funcAllocates(f *ir.Func) bool {
 // the copy overwrites, is dead: the new state's pointer differs from it,
 // and nothing else the iteration left behind points into the arena (else
 // ctx->escaped).
-
 //
 // A state of several tensors (a tuple of cotangents, a vector of vectors:
 // the reverse pass of a recurrent network makes its state's cotangent

@@ -353,15 +353,15 @@ static inline KS_UNUSED bool ks_above(const ks_ctx *ctx, ks_mark m, const void *
 }
 
 /* ks_scratch returns the scratch buffer with room for bytes, all of them
- * in use. */
+ * in use. It grows to the largest state kept, at most half of what one
+ * iteration allocated (so within ctx_set_max_bytes's limit), and no more:
+ * a loop's states are mostly of one size. */
 static KS_UNUSED char *ks_scratch(ks_ctx *ctx, size_t bytes) {
   if (bytes > ctx->scratch_cap) {
-    size_t cap = ctx->scratch_cap * 2;
-    if (cap < bytes) cap = bytes;
-    char *s = realloc(ctx->scratch, cap);
-    if (s == NULL) ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "out of memory allocating %zu bytes", cap);
+    char *s = realloc(ctx->scratch, bytes);
+    if (s == NULL) ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "out of memory allocating %zu bytes", bytes);
     ctx->scratch = s;
-    ctx->scratch_cap = cap;
+    ctx->scratch_cap = bytes;
   }
   ctx->scratch_len = bytes;
   return ctx->scratch;
