@@ -487,22 +487,7 @@ func readOf(pre []ir.Expr, rest ir.Expr) []*ir.Var {
 
 // plain reports whether t is made of Float, Integer and Bool by tuples
 // and tensors only (a zero of it, $dummy, is simple to make).
-func plain(t *types.Type) bool {
-	switch t.Kind {
-	case types.Float, types.Integer, types.Bool:
-		return true
-	case types.Tensor:
-		return plain(t.Elem)
-	case types.Tuple:
-		for _, e := range t.Elems {
-			if !plain(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
+func plain(t *types.Type) bool { return t.IsPlain() && !t.Contains(types.String) }
 
 // mixedLoop splits a loop over i whose body depends on V: what the body
 // computes alike for every value of V is computed for each i by a loop

@@ -158,7 +158,7 @@ type stateRelease struct {
 	// state's copy; mark is then the one above it.
 	copyDown *tensorPath
 	// keep: the state is of several tensors, copied through the scratch
-	// buffer (keepable).
+	// buffer (a plain type: scalars, tuples and tensors, nested).
 	keep bool
 	base string
 }
@@ -207,7 +207,7 @@ func (f *fn) beginStateRelease(t *types.Type, body ir.Expr) *stateRelease {
 		return nil
 	}
 	sr := &stateRelease{mark: f.fresh("mark"), paths: paths, copyDown: singleTensor(t)}
-	sr.keep = sr.copyDown == nil && keepable(t)
+	sr.keep = sr.copyDown == nil && t.IsPlain()
 	f.line("ks_mark %s = ks_arena_mark(ctx);", sr.mark)
 	if sr.copyDown != nil || sr.keep {
 		sr.base = f.fresh("base")
@@ -315,25 +315,6 @@ func escapeCheck(slot, x string, t *types.Type) string {
 		diff[i] = slot + p + " != " + x + p
 	}
 	return "if (" + strings.Join(diff, " || ") + ") ctx->escaped = true;"
-}
-
-// keepable reports whether a state of type t can be kept by the keep
-// helpers: tuples, scalars and tensors of them, nested.
-func keepable(t *types.Type) bool {
-	switch t.Kind {
-	case types.Integer, types.Float, types.Bool, types.String:
-		return true
-	case types.Tensor:
-		return keepable(t.Elem)
-	case types.Tuple:
-		for _, e := range t.Elems {
-			if !keepable(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // keepParts emits, for a helper of kind about *x of type t, a call of the
