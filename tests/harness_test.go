@@ -126,19 +126,41 @@ func tryProgram(backend string, opts driver.Options, cc driver.CC, dir string, f
 	if err != nil {
 		return result{}, fmt.Errorf("%s backend: %v", backend, err)
 	}
+	// c-threads: more threads than cores, splitting loops unevenly.
+	r, err := runOnThreads(ctx, exe, "3")
+	if err != nil {
+		return result{}, err
+	}
+	r.warnings = warnings
+	if backend == "c-threads" {
+		// The result may not depend on the number of threads.
+		one, err := runOnThreads(ctx, exe, "1")
+		if err != nil {
+			return result{}, err
+		}
+		if one.code != r.code || one.stdout != r.stdout || one.stderr != r.stderr {
+			return result{}, fmt.Errorf("on 1 thread: status %d, stdout:\n%s\nstderr:\n%s\non 3: status %d, stdout:\n%s\nstderr:\n%s",
+				one.code, one.stdout, one.stderr, r.code, r.stdout, r.stderr)
+		}
+	}
+	return r, nil
+}
+
+// runOnThreads runs a compiled program on the given number of OpenMP threads.
+func runOnThreads(ctx context.Context, exe, threads string) (result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Env = append(os.Environ(), "ASAN_OPTIONS=detect_leaks=0:abort_on_error=0", "UBSAN_OPTIONS=print_stacktrace=1",
-		"OMP_NUM_THREADS=3") // c-threads: more threads than cores, splitting loops unevenly
-	err = cmd.Run()
+		"OMP_NUM_THREADS="+threads)
+	err := cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		return result{}, fmt.Errorf("running %s: %v", exe, err)
 	}
-	return result{stdout.String(), stderr.String(), code, warnings}, nil
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}, nil
 }
 
 // evalProgram runs main with the reference evaluator (package eval) on

@@ -1,9 +1,14 @@
 package tests
 
 import (
+	"context"
+	"math"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ksc-lang/ksc/driver"
 	cemit "github.com/ksc-lang/ksc/emit/c"
@@ -11,9 +16,11 @@ import (
 
 // TestThreads runs every program of testdata/programs and testdata/runtime
 // through the C backend with parallel loops (ksc --threads) on three
-// threads, and requires exactly what the serial build gives: the same
-// output, and the same runtime error with the same position and the same
-// calls that led there.
+// threads and on one, which must print exactly the same, and requires what
+// the serial build gives: the same runtime error with the same position and
+// the same calls that led there, and the same output but for the last bits
+// of numbers a reduction computes (a reverse pass's sums in chunks,
+// emit/c's reduce.go).
 func TestThreads(t *testing.T) {
 	needCC(t)
 	if !wantBackend("c") {
@@ -26,7 +33,7 @@ func TestThreads(t *testing.T) {
 				t.Parallel()
 				serial := runProgram(t, "c", file)
 				par := runProgram(t, "c-threads", file)
-				if par.code != serial.code || par.stdout != serial.stdout || par.stderr != serial.stderr {
+				if par.code != serial.code || !sameNumbers(par.stdout, serial.stdout, 1e-12) || par.stderr != serial.stderr {
 					t.Errorf("with threads: status %d, stdout:\n%s\nstderr:\n%s\nwithout: status %d, stdout:\n%s\nstderr:\n%s",
 						par.code, par.stdout, par.stderr, serial.code, serial.stdout, serial.stderr)
 				}
@@ -69,4 +76,118 @@ func TestThreadsParallelise(t *testing.T) {
 	if n := strings.Count(out.C, "#pragma omp parallel for"); n != 1 {
 		t.Errorf("%d parallel loops, want 1:\n%s", n, out.C)
 	}
+}
+
+// number matches a number in a program's output.
+var number = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?`)
+
+// sameNumbers reports whether outputs a and b are the same text with the
+// same numbers, but for a relative difference of at most rel.
+func sameNumbers(a, b string, rel float64) bool {
+	if number.ReplaceAllString(a, "#") != number.ReplaceAllString(b, "#") {
+		return false
+	}
+	x, y := number.FindAllString(a, -1), number.FindAllString(b, -1)
+	for i := range x {
+		if x[i] == y[i] {
+			continue
+		}
+		p, err1 := strconv.ParseFloat(x[i], 64)
+		q, err2 := strconv.ParseFloat(y[i], 64)
+		if err1 != nil || err2 != nil || math.Abs(p-q) > rel*math.Max(math.Abs(p), math.Abs(q)) {
+			return false
+		}
+	}
+	return true
+}
+
+// reductionSource has a reverse pass that sums over rows ([rev cost]: the
+// sum over i of [rev rowcost]) and one that is a fold reading its state
+// ([rev prod], the reverse of a product of sums, whose loop body is as
+// heavy). It prints the gradient, and the
+// gradient's difference from forward mode's directional derivatives times
+// 1e15, which shows the order of the reduction's additions.
+const reductionSource = `
+(def rowcost Float ((w : Vec Float) (x : Vec Float))
+  (log (add 1.0 (sumbuild (size x) (lam (j : Integer) (exp (mul (index j w) (index j x))))))))
+(def cost Float ((w : Vec Float) (xs : Vec (Vec Float)))
+  (sumbuild (size xs) (lam (i : Integer) (rowcost w (index i xs)))))
+(gdef rev [cost (Tuple (Vec Float) (Vec (Vec Float)))])
+(gdef fwd [cost (Tuple (Vec Float) (Vec (Vec Float)))])
+(def prod Float (xs : Vec (Vec Float))
+  (fold (lam (acc_x : Tuple Float (Vec Float))
+          (let ((acc x) acc_x) (mul acc (sumbuild (size x) (lam (j : Integer) (sin (index j x)))))))
+        1.0 xs))
+(gdef rev [prod (Vec (Vec Float))])
+(def main Integer ()
+  (let ((n 1000)
+        (d 5)
+        (w (build d (lam (j : Integer) (div (to_float (add j 1)) 7.0))))
+        (xs (build n (lam (i : Integer)
+              (build d (lam (j : Integer) (sin (to_float (add (mul i d) j))))))))
+        (g ([rev cost] (tuple w xs) 1.0))
+        (gw (get$1$2 g))
+        (zs (build n (lam (i : Integer) (build d (lam (j : Integer) 0.0)))))
+        (diffs (build d (lam (k : Integer)
+                 (let (dw (build d (lam (j : Integer) (if (eq j k) 1.0 0.0))))
+                   (mul 1e15 (sub (index k gw) ([fwd cost] (tuple w xs) (tuple dw zs)))))))))
+    (let (u (print gw "\n" diffs "\n" ([rev prod] (build 3 (lam (i : Integer) (Vec_init (to_float i) 0.5))) 1.0) "\n")) 0)))
+`
+
+// TestThreadsReduction checks a reduction on threads (emit/c's reduce.go):
+// [rev cost]'s sum over rows is made one and [rev prod]'s fold is not; on
+// one, two and three threads the program prints exactly the same, down to
+// the last bits of the sums; and the gradient is the serial build's.
+func TestThreadsReduction(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the C backend is not selected")
+	}
+	dir := t.TempDir()
+	file := dir + "/reduction.ks"
+	if err := os.WriteFile(file, []byte(reductionSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog, err := driver.LoadWith([]string{file}, driver.Derived, driver.Options{CheckIR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Optimise(prog, driver.Options{CheckIR: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := driver.EmitC(prog, cemit.Options{Prefix: "ks", Main: true, Threads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One reduction: its chunks' states are an array.
+	if n := strings.Count(out.C, "[KS_PAR_CHUNKS];"); n != 1 {
+		t.Errorf("%d reductions, want 1 ([rev cost]'s sum over rows)", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	exe, err := buildC(ctx, t, prog, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first result
+	for _, threads := range []string{"1", "2", "3"} {
+		r, err := runOnThreads(ctx, exe, threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.code != 0 {
+			t.Fatalf("on %s threads: status %d, stderr:\n%s", threads, r.code, r.stderr)
+		}
+		if threads == "1" {
+			first = r
+		} else if r.stdout != first.stdout {
+			t.Errorf("on %s threads:\n%s\non 1:\n%s", threads, r.stdout, first.stdout)
+		}
+	}
+	serial := runProgram(t, "c", file)
+	par, ser := strings.Split(first.stdout, "\n"), strings.Split(serial.stdout, "\n")
+	if len(par) != len(ser) || !sameNumbers(par[0], ser[0], 1e-12) || par[2] != ser[2] {
+		t.Errorf("with threads:\n%s\nwithout:\n%s", first.stdout, serial.stdout)
+	}
+	t.Logf("with threads:\n%s\nwithout:\n%s", first.stdout, serial.stdout)
 }

@@ -586,6 +586,10 @@ func (f *fn) primIfold(c *primCall) string {
 	n := f.atom(c.parts[0], c.at(0))
 	acc := f.fresh("acc")
 	f.line("%s %s = %s;", f.e.ctype(c.e.T), acc, c.parts[1])
+	if f.parallelFold(c.e, lam) {
+		f.parIfold(c, lam, n, acc)
+		return acc
+	}
 	release := f.releaseAfter(c.e.T, lam.Body)
 	sr := f.beginStateRelease(c.e.T, lam.Body)
 	f.versioned(f.guardFor(lam, n, acc, c.sc), func() {

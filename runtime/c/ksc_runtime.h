@@ -566,6 +566,25 @@ static KS_UNUSED void ks_par_fail(ks_par *par, int64_t i, ks_ctx *sub) {
   ks_arena_release(sub, (ks_mark){NULL, 0, 0});
 }
 
+/* A reduction (emit/c's reduce.go: a reverse pass summing into
+ * accumulators) runs in KS_PAR_CHUNKS chunks of its iterations, whatever
+ * the number of threads, so that its result does not depend on it.
+ * ks_par_chunk returns where chunk c of n iterations begins. */
+#define KS_PAR_CHUNKS 4
+/* A reduction of fewer iterations is not worth a team of threads. */
+#define KS_PAR_MIN 64
+static inline KS_UNUSED int64_t ks_par_chunk(int64_t n, int64_t c) {
+  if (n <= 0) return 0;
+  int64_t q = n / KS_PAR_CHUNKS, r = n % KS_PAR_CHUNKS;
+  return c * q + (c < r ? c : r);
+}
+
+/* ks_par_release empties the threads' arenas once nothing in them is
+ * needed: the chunks' states of a reduction, added into its result. */
+static KS_UNUSED void ks_par_release(ks_ctx *ctx) {
+  for (int t = 0; t < ctx->nsub; t++) ks_arena_release(&ctx->sub[t], (ks_mark){NULL, 0, 0});
+}
+
 /* ks_par_end raises the error of the first failing iteration, if any. */
 static KS_UNUSED void ks_par_end(ks_ctx *ctx, ks_par *par) {
   if (par->failed < 0) return;
