@@ -586,8 +586,8 @@ func (f *fn) primIfold(c *primCall) string {
 	n := f.atom(c.parts[0], c.at(0))
 	acc := f.fresh("acc")
 	f.line("%s %s = %s;", f.e.ctype(c.e.T), acc, c.parts[1])
-	if f.parallelFold(c.e, lam) {
-		f.parIfold(c, lam, n, acc)
+	if ok, disjoint := f.parallelFold(c.e, lam); ok {
+		f.parIfold(c, lam, n, acc, disjoint)
 		return acc
 	}
 	release := f.releaseAfter(c.e.T, lam.Body)

@@ -2,6 +2,7 @@ package cemit
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/lower"
@@ -37,8 +38,9 @@ import (
 // A role is what a value in a reduction's body is to its state.
 type role struct {
 	kind  roleKind
-	at    string  // accKind: the state field and indices it is ("1[j]")
+	at    string  // accKind: the state field and indices it is (".1[j]")
 	elems []*role // tupleKind
+	index bool    // localKind: the loop's index
 }
 
 type roleKind int
@@ -140,30 +142,101 @@ func floatsOnly(t *types.Type) bool {
 // isReduction reports whether ($ifold n init lam) is a reduction (see
 // above).
 func isReduction(init ir.Expr, lam *ir.Lam) bool {
+	ok, _ := reduction(init, lam)
+	return ok
+}
+
+// reduction reports whether ($ifold n init lam) is a reduction, and which
+// fields of its state (the state itself if it is not a tuple) each
+// iteration updates only at its own index: the loop's iterations write
+// disjoint elements of such a field (GMM's gradient with respect to each
+// point), which the chunks then update in place, with the serial loop's
+// bits, rather than in a zero state of their own.
+func reduction(init ir.Expr, lam *ir.Lam) (ok bool, disjoint []bool) {
 	st := lam.Param.T
 	if st.Kind != types.Tuple || len(st.Elems) != 2 {
-		return false
+		return false, nil
 	}
 	sr, ok := stateRole(st.Elems[0], "")
 	if !ok {
-		return false
+		return false, nil
 	}
 	// The body must not see init's storage under another name.
 	free := ir.FreeVars(lam.Body)
 	for v := range ir.FreeVars(init) {
 		if free[v] {
-			return false
+			return false, nil
 		}
 	}
-	a := &reduceAnalysis{env: map[string]*role{}}
-	a.env[lam.Param.Name] = &role{kind: tupleKind, elems: []*role{sr, localRole}}
+	a := &reduceAnalysis{env: map[string]*role{}, whole: map[string]bool{}}
+	a.env[lam.Param.Name] = &role{kind: tupleKind, elems: []*role{sr, {kind: localKind, index: true}}}
 	r := a.expr(lam.Body)
-	return !a.failed && r.same(sr) && !r.plain()
+	if a.failed || !r.same(sr) || r.plain() {
+		return false, nil
+	}
+	fields := []string{""}
+	if sr.kind == tupleKind {
+		fields = fields[:0]
+		for k := range sr.elems {
+			fields = append(fields, "."+strconv.Itoa(k))
+		}
+	}
+	for k, at := range fields {
+		disjoint = append(disjoint, !a.whole[at] && st.Elems[0].Kind != types.Float &&
+			(at == "" || st.Elems[0].Elems[k].Kind == types.Tensor))
+	}
+	return true, disjoint
 }
 
 type reduceAnalysis struct {
 	env    map[string]*role
 	failed bool
+	// whole holds the state's fields (".0", or "" for a state that is not
+	// a tuple) that the body updates other than at the loop's index.
+	whole map[string]bool
+}
+
+// topField reports whether at names a field of the state (or the whole
+// state), not a part of one.
+func topField(at string) bool {
+	if at == "" {
+		return true
+	}
+	if at[0] != '.' {
+		return false
+	}
+	_, err := strconv.Atoi(at[1:])
+	return err == nil
+}
+
+// touch records that the body updates the accumulators of r as wholes.
+func (a *reduceAnalysis) touch(r *role) {
+	switch r.kind {
+	case accKind:
+		if topField(r.at) {
+			a.whole[r.at] = true
+		} else if i := strings.IndexAny(r.at[1:], ".["); i >= 0 && r.at[1+i] == '.' {
+			a.whole[r.at[:1+i]] = true // a field of a tuple field
+		}
+	case tupleKind:
+		for _, e := range r.elems {
+			a.touch(e)
+		}
+	}
+}
+
+// touchAt records an update of accumulator t at index j: of the whole
+// field unless j is the loop's index.
+func (a *reduceAnalysis) touchAt(t *role, j ir.Expr) {
+	if t.kind != accKind {
+		return
+	}
+	if v, ok := j.(*ir.Var); ok {
+		if r := a.env[v.Name]; r != nil && r.index {
+			return
+		}
+	}
+	a.touch(t)
 }
 
 func (a *reduceAnalysis) fail() *role {
@@ -203,8 +276,12 @@ func (a *reduceAnalysis) target(e ir.Expr) *role {
 func (a *reduceAnalysis) key(e ir.Expr) string {
 	switch e := e.(type) {
 	case *ir.Var:
-		if r := a.env[e.Name]; r != nil && !r.plain() {
+		r := a.env[e.Name]
+		if r != nil && !r.plain() {
 			a.fail()
+		}
+		if r != nil && r.index {
+			return "#i"
 		}
 		return e.Name
 	case *ir.Const:
@@ -306,15 +383,18 @@ func (a *reduceAnalysis) prim(e *ir.Call) *role {
 	case "$addTo":
 		t := a.target(args[0])
 		a.need(args[1])
+		a.touch(t)
 		return t
 	case "$addAt":
 		t := a.target(args[0])
 		a.need(args[1])
 		a.need(args[2])
+		a.touchAt(t, args[1])
 		return t
 	case "$setAt":
 		t := a.target(args[0])
 		a.need(args[1])
+		a.touchAt(t, args[1])
 		if t.kind == accKind {
 			x := a.expr(args[2])
 			if x.kind != accKind || x.at != t.at+"["+a.key(args[1])+"]" {
@@ -328,6 +408,7 @@ func (a *reduceAnalysis) prim(e *ir.Call) *role {
 		a.need(args[0])
 		v := a.expr(args[1])
 		if v.kind == accKind {
+			a.touchAt(v, args[0])
 			return &role{kind: accKind, at: v.at + "[" + a.key(args[0]) + "]"}
 		}
 		if v.plain() {
@@ -344,8 +425,10 @@ func (a *reduceAnalysis) prim(e *ir.Call) *role {
 			x, y := a.expr(args[0]), a.expr(args[1])
 			switch {
 			case x.kind == accKind && y.plain():
+				a.touch(x)
 				return x
 			case y.kind == accKind && x.plain():
+				a.touch(y)
 				return y
 			case x.plain() && y.plain():
 				return localRole
@@ -356,6 +439,7 @@ func (a *reduceAnalysis) prim(e *ir.Call) *role {
 		if lam, ok := args[2].(*ir.Lam); ok {
 			a.need(args[0])
 			init := a.expr(args[1])
+			a.touch(init)
 			r := a.inner(lam, &role{kind: tupleKind, elems: []*role{init, localRole}})
 			switch {
 			case !r.same(init):
@@ -425,6 +509,7 @@ func (a *reduceAnalysis) call(e *ir.Call) *role {
 				a.need(x)
 			}
 			acc := a.target(e.Args[len(e.Args)-1])
+			a.touch(acc)
 			if acc.plain() {
 				return localRole
 			}
@@ -435,12 +520,14 @@ func (a *reduceAnalysis) call(e *ir.Call) *role {
 }
 
 // parallelFold reports whether the $ifold or $ifoldr call e, with body lam,
-// runs on threads as a reduction.
-func (f *fn) parallelFold(e *ir.Call, lam *ir.Lam) bool {
-	if !f.e.opts.Threads || f.e.repeated[f.f] || f.depth != 0 {
-		return false
+// runs on threads as a reduction, and which fields of its state are
+// updated at disjoint places (see reduction).
+func (f *fn) parallelFold(e *ir.Call, lam *ir.Lam) (bool, []bool) {
+	if !f.e.opts.Threads || f.e.repeated[f.f] || f.depth != 0 ||
+		!heavyBody(lam.Body) || lower.HasEffect(lam.Body, f.e.effects) {
+		return false, nil
 	}
-	return heavyBody(lam.Body) && isReduction(e.Args[1], lam) && !lower.HasEffect(lam.Body, f.e.effects)
+	return reduction(e.Args[1], lam)
 }
 
 // heavyBody reports whether an iteration of a loop with body e may be
@@ -463,14 +550,25 @@ func heavyBody(e ir.Expr) bool {
 
 // parIfold emits a reduction (see above) over 0 .. n-1 into acc, which
 // holds the fold's initial state: each chunk of iterations runs on a
-// thread's context from a zero state of its own, and the chunks' states
-// are then added into acc in order. The threads' arenas are emptied after.
-// A loop of fewer than KS_PAR_MIN iterations runs its chunks on the
-// calling thread, with the same result.
-func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string) {
+// thread's context from a zero state of its own but for the disjoint
+// fields, which it updates in acc, and the chunks' states are then added
+// into acc in order. The threads' arenas are emptied after, unless an
+// iteration stored memory of its thread's into acc (ctx->escaped). A loop
+// of fewer than KS_PAR_MIN iterations runs its chunks on the calling
+// thread, with the same result.
+func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string, disjoint []bool) {
 	t := c.e.T
 	ct := f.e.ctype(t)
-	par, part, ch := f.fresh("par"), f.fresh("part"), f.fresh("ch")
+	// The state's fields: C paths and types.
+	paths, fts := []string{""}, []*types.Type{t}
+	if t.Kind == types.Tuple {
+		paths, fts = nil, t.Elems
+		for k := range t.Elems {
+			paths = append(paths, ".f"+strconv.Itoa(k))
+		}
+	}
+	par, part, ch, esc := f.fresh("par"), f.fresh("part"), f.fresh("ch"), f.fresh("esc")
+	f.line("bool %s = false;", esc)
 	f.line("ks_par %s;", par)
 	f.line("ks_par_begin(ctx, &%s);", par)
 	f.line("%s %s[KS_PAR_CHUNKS];", ct, part)
@@ -485,7 +583,14 @@ func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string) {
 	f.line("  continue;")
 	f.line("}")
 	st := f.fresh("st")
-	f.line("%s %s = %s(ctx, %s);", ct, st, f.e.helper("zerolike", t), acc)
+	f.line("%s %s;", ct, st)
+	for k, p := range paths {
+		if disjoint[k] {
+			f.line("%s%s = %s%s;", st, p, acc, p)
+		} else {
+			f.line("%s%s = %s(ctx, %s%s);", st, p, f.e.helper("zerolike", fts[k]), acc, p)
+		}
+	}
 	lo, hi := f.fresh("lo"), f.fresh("hi")
 	f.line("int64_t %s = ks_par_chunk(%s, %s), %s = ks_par_chunk(%s, %s + 1);", lo, n, ch, hi, n, ch)
 	release := f.releaseAfter(t, lam.Body)
@@ -513,12 +618,21 @@ func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string) {
 		f.line("}")
 	})
 	f.line("%s[%s] = %s;", part, ch, st)
+	f.line("if (ctx->escaped) {")
+	f.line("#pragma omp atomic write")
+	f.line("  %s = true;", esc)
+	f.line("}")
 	f.depth--
 	f.indent--
 	f.line("}")
 	f.line("ks_par_end(ctx, &%s);", par)
 	k := f.fresh("k")
-	f.line("for (int %s = 0; %s < KS_PAR_CHUNKS; %s++) %s(ctx, %s, &%s, %s[%s]);",
-		k, k, k, f.e.helper("addto", t), c.ps, acc, part, k)
-	f.line("ks_par_release(ctx);")
+	for i, p := range paths {
+		if !disjoint[i] {
+			f.line("for (int %s = 0; %s < KS_PAR_CHUNKS; %s++) %s(ctx, %s, &%s%s, %s[%s]%s);",
+				k, k, k, f.e.helper("addto", fts[i]), c.ps, acc, p, part, k, p)
+		}
+	}
+	f.line("if (%s) ctx->escaped = true;", esc)
+	f.line("else ks_par_release(ctx);")
 }
