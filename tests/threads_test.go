@@ -131,7 +131,8 @@ const reductionSource = `
         (diffs (build d (lam (k : Integer)
                  (let (dw (build d (lam (j : Integer) (if (eq j k) 1.0 0.0))))
                    (mul 1e15 (sub (index k gw) ([fwd cost] (tuple w xs) (tuple dw zs)))))))))
-    (let (u (print gw "\n" diffs "\n" ([rev prod] (build 3 (lam (i : Integer) (Vec_init (to_float i) 0.5))) 1.0) "\n")) 0)))
+    (let (u (print gw "\n" diffs "\n" ([rev prod] (build 3 (lam (i : Integer) (Vec_init (to_float i) 0.5))) 1.0) "\n"
+                   (index 7 (get$2$2 g)) "\n" (index 999 (get$2$2 g)) "\n")) 0)))
 `
 
 // TestThreadsReduction checks a reduction on threads (emit/c's reduce.go):
@@ -159,9 +160,14 @@ func TestThreadsReduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One reduction: its chunks' states are an array.
+	// One reduction: its chunks' states are an array. The gradient with
+	// respect to xs, updated at row i by iteration i only, is updated in
+	// place by every chunk rather than zeroed in each.
 	if n := strings.Count(out.C, "[KS_PAR_CHUNKS];"); n != 1 {
 		t.Errorf("%d reductions, want 1 ([rev cost]'s sum over rows)", n)
+	}
+	if n := len(regexp.MustCompile(`(?m)^ *st_\d+\.f\d+ = acc_\d+\.f\d+;$`).FindAllString(out.C, -1)); n != 1 {
+		t.Errorf("%d fields of a chunk's state updated in place, want 1", n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -186,7 +192,9 @@ func TestThreadsReduction(t *testing.T) {
 	}
 	serial := runProgram(t, "c", file)
 	par, ser := strings.Split(first.stdout, "\n"), strings.Split(serial.stdout, "\n")
-	if len(par) != len(ser) || !sameNumbers(par[0], ser[0], 1e-12) || par[2] != ser[2] {
+	// The gradient with respect to w is a sum in chunks; the rows of the
+	// gradient with respect to xs are each one iteration's, the same.
+	if len(par) != len(ser) || !sameNumbers(par[0], ser[0], 1e-12) || par[2] != ser[2] || par[3] != ser[3] || par[4] != ser[4] {
 		t.Errorf("with threads:\n%s\nwithout:\n%s", first.stdout, serial.stdout)
 	}
 	t.Logf("with threads:\n%s\nwithout:\n%s", first.stdout, serial.stdout)

@@ -552,8 +552,9 @@ func heavyBody(e ir.Expr) bool {
 // holds the fold's initial state: each chunk of iterations runs on a
 // thread's context from a zero state of its own but for the disjoint
 // fields, which it updates in acc, and the chunks' states are then added
-// into acc in order. The threads' arenas are emptied after, unless an
-// iteration stored memory of its thread's into acc (ctx->escaped). A loop
+// into acc in order. The threads' arenas are emptied after; if an
+// iteration stored memory of its thread's into acc (ctx->escaped), acc is
+// first copied to the caller's context. A loop
 // of fewer than KS_PAR_MIN iterations runs its chunks on the calling
 // thread, with the same result.
 func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string, disjoint []bool) {
@@ -633,6 +634,6 @@ func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string, disjoint []bool) 
 				k, k, k, f.e.helper("addto", fts[i]), c.ps, acc, p, part, k, p)
 		}
 	}
-	f.line("if (%s) ctx->escaped = true;", esc)
-	f.line("else ks_par_release(ctx);")
+	f.line("if (%s) %s = %s(ctx, %s);", esc, acc, f.e.helper("copy", t), acc)
+	f.line("ks_par_release(ctx);")
 }
