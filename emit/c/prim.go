@@ -590,6 +590,14 @@ func (f *fn) primIfold(c *primCall) string {
 		f.parIfold(c, lam, n, acc, disjoint)
 		return acc
 	}
+	f.ifoldLoop(c, lam, n, acc, "0", n)
+	return acc
+}
+
+// ifoldLoop emits the loop of an $ifold or $ifoldr call c with body lam,
+// over the indices lo .. hi-1 of 0 .. n-1 (upwards for $ifold, downwards
+// for $ifoldr), updating the state in the variable acc.
+func (f *fn) ifoldLoop(c *primCall, lam *ir.Lam, n, acc, lo, hi string) {
 	release := f.releaseAfter(c.e.T, lam.Body)
 	sr := f.beginStateRelease(c.e.T, lam.Body)
 	f.versioned(f.guardFor(lam, n, acc, c.sc), func() {
@@ -600,9 +608,9 @@ func (f *fn) primIfold(c *primCall) string {
 			f.line("KS_IVDEP")
 		}
 		if c.e.Prim.Name == "$ifold" {
-			f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
+			f.line("for (int64_t %s = %s; %s < %s; %s++) {", i, lo, i, hi, i)
 		} else {
-			f.line("for (int64_t %s = %s - 1; %s >= 0; %s--) {", i, n, i, i)
+			f.line("for (int64_t %s = %s - 1; %s >= %s; %s--) {", i, hi, i, lo, i)
 		}
 		f.indent++
 		f.depth++
@@ -614,7 +622,6 @@ func (f *fn) primIfold(c *primCall) string {
 		f.indent--
 		f.line("}")
 	})
-	return acc
 }
 
 // primFoldtape compiles $foldtape and $foldrec.

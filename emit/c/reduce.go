@@ -594,30 +594,7 @@ func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string, disjoint []bool) 
 	}
 	lo, hi := f.fresh("lo"), f.fresh("hi")
 	f.line("int64_t %s = ks_par_chunk(%s, %s), %s = ks_par_chunk(%s, %s + 1);", lo, n, ch, hi, n, ch)
-	release := f.releaseAfter(t, lam.Body)
-	sr := f.beginStateRelease(t, lam.Body)
-	f.versioned(f.guardFor(lam, n, st, c.sc), func() {
-		i := f.fresh("i")
-		f.loopIndex(i, n)
-		if f.ivdep {
-			f.ivdep = false
-			f.line("KS_IVDEP")
-		}
-		if c.e.Prim.Name == "$ifold" {
-			f.line("for (int64_t %s = %s; %s < %s; %s++) {", i, lo, i, hi, i)
-		} else {
-			f.line("for (int64_t %s = %s - 1; %s >= %s; %s--) {", i, hi, i, lo, i)
-		}
-		f.indent++
-		f.depth++
-		f.iterStart(sr)
-		x := f.applyTuple(lam, []string{st, i}, c.sc)
-		f.iterEnd(sr, st, x, t)
-		f.release(release)
-		f.depth--
-		f.indent--
-		f.line("}")
-	})
+	f.ifoldLoop(c, lam, n, st, lo, hi)
 	f.line("%s[%s] = %s;", part, ch, st)
 	f.line("if (ctx->escaped) {")
 	f.line("#pragma omp atomic write")
