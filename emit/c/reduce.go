@@ -15,13 +15,16 @@ import (
 // loop over GMM's points is an $ifold whose state is the gradients of the
 // parameters, and whose body only adds into them. Such a fold is a
 // reduction, init + g(0) + ... + g(n-1), and runs on threads in chunks: the
-// iterations are cut into ksParChunks ranges (a number fixed in the runtime,
-// whatever the threads), each range runs from a zero state of its own, and
-// after the loop the chunks' states are added into init in chunk order. So
-// the result does not depend on how many threads run it; it may differ from
-// the serial loop's in the last bits, as any other order of the additions.
+// iterations are cut into KS_PAR_CHUNKS ranges (a number fixed in the
+// runtime, whatever the threads), each range runs from a zero state of its
+// own, and after the loop the chunks' states are added into init in chunk
+// order. So the result does not depend on how many threads run it; it may
+// differ from the serial loop's in the last bits, as any other order of the
+// additions. A field that each iteration updates only at its own index (the
+// gradient with respect to each point) needs no zero state: the chunks
+// update their disjoint parts of it in place.
 //
-// isReduction decides it from the body, by following what each value is to
+// reduction decides it from the body, by following what each value is to
 // the state: an accumulator (a state field, or an element of one reached by
 // index), or plain (a value that does not depend on the state's values,
 // local when the body made it). An accumulator may only be added into
