@@ -62,6 +62,9 @@ func baseCC(flags ...string) driver.CC {
 }
 
 func wantBackend(name string) bool {
+	if name == "c-threads" {
+		name = "c" // C with --threads
+	}
 	for _, b := range strings.Split(*backends, ",") {
 		if strings.TrimSpace(b) == name {
 			return true

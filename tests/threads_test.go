@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ksc-lang/ksc/driver"
 	cemit "github.com/ksc-lang/ksc/emit/c"
+	"github.com/ksc-lang/ksc/internal/ksgen"
 )
 
 // TestThreads runs every program of testdata/programs and testdata/runtime
@@ -198,4 +200,31 @@ func TestThreadsReduction(t *testing.T) {
 		t.Errorf("with threads:\n%s\nwithout:\n%s", first.stdout, serial.stdout)
 	}
 	t.Logf("with threads:\n%s\nwithout:\n%s", first.stdout, serial.stdout)
+}
+
+// TestRandomProgramsThreads runs the derivatives of generated programs
+// (internal/ksgen, as TestRandomPrograms) built with --threads: the same
+// checks (against forward mode, finite differences and the adjoint
+// identity), and the same output on one thread and on three (tryProgram).
+// Many of these programs' reverse passes are reductions (reduce.go).
+func TestRandomProgramsThreads(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the C backend is not selected")
+	}
+	n := 100
+	if testing.Short() {
+		n = 25
+	}
+	var progs []*ksgen.Program
+	var checks []*check
+	var all []int
+	for seed := int64(1); seed <= int64(n); seed++ {
+		p := ksgen.Generate(seed, fmt.Sprintf("p%d_", seed))
+		args, dr := p.Specs()
+		progs = append(progs, p)
+		checks = append(checks, &check{name: p.Entry().Name, args: specs(args), dr: spec(dr), fd: true, lean: true})
+		all = append(all, len(all))
+	}
+	strategyFailures(t, progs, checks, all, "lm", []string{"c-threads"}) // reports what fails
 }
