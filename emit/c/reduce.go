@@ -338,14 +338,14 @@ func (a *reduceAnalysis) expr(e ir.Expr) *role {
 	case *ir.Let:
 		r := a.expr(e.Rhs)
 		if !e.Pattern {
-			a.bind(e.Vars[0].Name, r)
+			a.env[e.Vars[0].Name] = r
 		} else {
 			for i, v := range e.Vars {
 				switch {
 				case r.kind == tupleKind && i < len(r.elems):
-					a.bind(v.Name, r.elems[i])
+					a.env[v.Name] = r.elems[i]
 				case r.plain():
-					a.bind(v.Name, r)
+					a.env[v.Name] = r
 				default:
 					return a.fail()
 				}
@@ -375,10 +375,6 @@ func (a *reduceAnalysis) expr(e ir.Expr) *role {
 	}
 	return a.fail()
 }
-
-// bind gives a let-bound variable its role: a plain value bound in the
-// body is the body's own only if it was made there.
-func (a *reduceAnalysis) bind(name string, r *role) { a.env[name] = r }
 
 func (a *reduceAnalysis) prim(e *ir.Call) *role {
 	args := e.Args
