@@ -260,18 +260,27 @@ func (a *reduceAnalysis) need(e ir.Expr) *role {
 // writes into.
 func (a *reduceAnalysis) target(e ir.Expr) *role {
 	r := a.expr(e)
-	if r.kind == accKind || r.kind == localKind {
-		return r
+	if !writable(r) {
+		return a.fail()
 	}
-	if r.kind == tupleKind {
+	return r
+}
+
+// writable reports whether a value of role r may be updated in place: an
+// accumulator, a value the body made, or a tuple of such.
+func writable(r *role) bool {
+	switch r.kind {
+	case accKind, localKind:
+		return true
+	case tupleKind:
 		for _, el := range r.elems {
-			if el.kind == sharedKind || el.kind == hiddenKind {
-				return a.fail()
+			if !writable(el) {
+				return false
 			}
 		}
-		return r
+		return true
 	}
-	return a.fail()
+	return false
 }
 
 // key spells an index expression for a role's path: a variable or a

@@ -39,12 +39,17 @@ func TestIsReduction(t *testing.T) {
 		{"the initial state read", "Vec Float", "($addAt s i (index i init))", false, ""},
 		{"a tuple: one field at the index, one elsewhere", "Tuple (Vec Float) (Vec Float)",
 			"(let ((a b) s) (tuple ($addAt a i 1.0) ($addAt b k 1.0)))", true, "10"},
+		{"a reverse pass adding into a vector from outside, in a nested tuple", "Tuple (Vec Float) (Vec Float)",
+			"(let ((a b) s) (tuple ($addAt a i 1.0) (get$1$2 ([revacc [hv2 (Tuple (Vec Float) (Tuple (Vec Float) Float))]] (tuple w (tuple w 1.0)) 1.0 (tuple b (tuple w 0.0))))))", false, ""},
+		{"the same, into a vector the body made", "Tuple (Vec Float) (Vec Float)",
+			"(let ((a b) s) (tuple ($addAt a i 1.0) (get$1$2 ([revacc [hv2 (Tuple (Vec Float) (Tuple (Vec Float) Float))]] (tuple w (tuple w 1.0)) 1.0 (tuple b (tuple (build n (lam (j : Integer) 0.0)) 0.0))))))", true, "10"},
 		{"a tuple: a field passed whole to a reverse pass", "Tuple (Vec Float) (Vec Float)",
 			"(let ((a b) s) (tuple ($addAt a i 1.0) ([revacc [hv (Vec Float)]] w 1.0 b)))", true, "10"},
 	} {
 		st := "(" + c.state + ")"
 		src := `(def h Float (x : Float) (mul x (sin x)))
 (def hv Float (v : Vec Float) (sum v))
+(def hv2 Float ((u : Vec Float) (p : Tuple (Vec Float) Float)) (mul (sum u) (get$2$2 p)))
 (def g ` + st + ` ((v : ` + st + `) (w : Vec Float) (n : Integer) (k : Integer)) v)
 (def [rev [g (Tuple ` + st + ` (Vec Float) Integer Integer)]] (Tuple ` + st + ` (Vec Float) (Tuple) (Tuple))
      ((x : Tuple ` + st + ` (Vec Float) Integer Integer) (init : ` + st + `))
