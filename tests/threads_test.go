@@ -75,7 +75,7 @@ func TestThreadsParallelise(t *testing.T) {
 	}
 	// One parallel loop: f's sum. Not the build inside it, not g's build
 	// (it prints), not main's.
-	if n := strings.Count(out.C, "#pragma omp parallel for"); n != 1 {
+	if n := strings.Count(out.C, "#pragma omp for schedule(static)"); n != 1 {
 		t.Errorf("%d parallel loops, want 1:\n%s", n, out.C)
 	}
 }

@@ -231,7 +231,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					"--threads shares the iterations of outer builds and sums, and of reverse\n" +
 					"passes' sums into gradients, among OpenMP threads (OMP_NUM_THREADS sets how\n" +
 					"many); results do not depend on the number of threads, and differ from the\n" +
-					"serial build's only in the last bits of a gradient's sums (added in 4 chunks).\n" +
+					"serial build's only in the last bits of a gradient's sums (added in 4 chunks);\n" +
+					"a loop measured to run no faster on the threads (a short one, or on a busy\n" +
+					"machine) runs on one.\n" +
 					"NAME is a C identifier, not ks, KS, ksu, ksh nor one of those followed by _\n" +
 					"(the generated C's own names). Recursion may use 4 MiB of stack (or half\n" +
 					"of ulimit -s) before failing with NAME_ERR_MEMORY; a host calling from a\n" +

@@ -122,6 +122,7 @@ type emitter struct {
 	allocates map[*ir.Func]bool   // funcAllocates's answers
 	effects   lower.Effects       // the functions that print
 	repeated  map[*ir.Func]bool   // repeatedFuncs (Threads only)
+	parSites  int                 // parallel loops emitted: each is a site of ks_par_begin
 	recursive map[*ir.Func]bool   // ir.Recursive: these check the stack on entry
 	twins     map[*ir.Func]string // inlineTwins: the name of a function's inline twin
 	fails     ir.Failing          // ir.MayFail: the calls of these are in the chain of calls of an error

@@ -42,9 +42,15 @@ func (f *fn) parLoop(n string, body func(i string)) {
 	par := f.fresh("par")
 	i := f.fresh("i")
 	f.line("ks_par %s;", par)
-	f.line("ks_par_begin(ctx, &%s);", par)
+	start := f.fresh("start")
+	f.line("ks_par_begin(ctx, &%s, %d, true);", par, f.e.parSites)
+	f.e.parSites++
 	f.loopIndex(i, n)
-	f.line("#pragma omp parallel for schedule(static)")
+	f.line("#pragma omp parallel if (%s.team)", par)
+	f.line("{")
+	f.indent++
+	f.line("double %s = ks_par_start(&%s);", start, par)
+	f.line("#pragma omp for schedule(static) nowait")
 	f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
 	f.indent++
 	f.depth++
@@ -56,6 +62,9 @@ func (f *fn) parLoop(n string, body func(i string)) {
 	body(i)
 	f.line("ks_arena_release(ctx, (ks_mark){NULL, 0, 0});")
 	f.depth--
+	f.indent--
+	f.line("}")
+	f.line("ks_par_stop(&%s, %s);", par, start)
 	f.indent--
 	f.line("}")
 	f.line("ks_par_end(ctx, &%s);", par)

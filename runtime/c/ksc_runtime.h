@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -168,6 +169,8 @@ typedef struct ks_ctx {
    * "f, called from FILE:LINE:COL" (ks_call, ks_return). */
   size_t ncalls;
   const char *calls[KS_CALLS];
+  struct ks_par_site *par_sites; /* what it learnt of each parallel loop (ks_par_choose) */
+  int npar_sites;
 } ks_ctx;
 
 /* ks_call records a call of a ks function about to be made at site;
@@ -478,6 +481,9 @@ static KS_UNUSED void ks_ctx_destroy(ks_ctx *ctx) {
   for (int t = 0; t < ctx->nsub; t++) ks_ctx_destroy(&ctx->sub[t]);
   free(ctx->sub);
   ctx->sub = NULL;
+  free(ctx->par_sites);
+  ctx->par_sites = NULL;
+  ctx->npar_sites = 0;
   ctx->nsub = 0;
   ks_free_chunks(ctx->chunks);
   ks_free_chunks(ctx->spare);
@@ -507,12 +513,93 @@ static KS_UNUSED size_t ks_ctx_bytes(const ks_ctx *ctx) {
  * after the loop, in order, so results do not depend on the threads. */
 typedef struct ks_par {
   ks_ctx *parent;
+  struct ks_par_site *site; /* what the context learnt of the loop */
   int64_t failed; /* the first failing iteration, or -1 */
   int code;
+  bool team;   /* whether the loop runs on a team of threads */
+  bool timed;  /* whether its times are measured (ks_par_choose) */
+  double wall; /* when it began (ks_par_clock's wall time) */
+  double cpu;  /* the CPU time its threads spent in its iterations */
   char err[1024];
 } ks_par;
 
-static KS_UNUSED void ks_par_begin(ks_ctx *ctx, ks_par *par) {
+/* Whether a team of threads is faster than one thread depends on the loop
+ * (a short one costs less than waking the team) and on what else the
+ * machine runs: a neighbour busy on one of two cores deschedules one of the
+ * team's threads now and then, and the others wait for its share. So the
+ * context measures each parallel loop of the program (a site) every time
+ * it runs: the ratio of its wall time to the CPU time its threads spent in
+ * its iterations, kept for the times it ran on a team and for those it ran
+ * on one thread (the latter near 1 when the thread has a core to itself,
+ * 1.5 when it gets two thirds of one). The loop runs the way whose ratio is
+ * lower, on a team only if its ratio is below KS_PAR_GAIN times one
+ * thread's, since a team spends more CPU time on the same work (one
+ * thread's ratio is at least 1, so a team's below KS_PAR_GAIN wins without
+ * a trial of one thread). Now and
+ * then it runs the other way to measure it again: after 2 runs, then 4,
+ * doubling to KS_PAR_PERIOD, and after 2 again when the preference
+ * changes. A way more than twice as slow is tried less and less often, down
+ * to once in KS_PAR_PERIOD_FAR runs: on a busy machine, a loop of a few
+ * microseconds on a team waits milliseconds for a thread to be scheduled.
+ * Which way a loop runs never changes its result (see ks_par_chunk), only
+ * its time. */
+#define KS_PAR_GAIN 0.9
+#define KS_PAR_PERIOD 64
+#define KS_PAR_PERIOD_FAR 4096
+
+typedef struct ks_par_site {
+  double cost[2]; /* wall over CPU time on one thread [0] and on a team [1]; 0: not measured */
+  int pref;       /* the way preferred: 1 for a team */
+  unsigned runs;  /* runs since the other way was last tried */
+  unsigned period; /* runs between such tries */
+} ks_par_site;
+
+/* ks_par_choose reports whether the next run of a loop runs on a team. */
+static KS_UNUSED bool ks_par_choose(ks_par_site *s) {
+  if (s->cost[1] == 0) return true;
+  /* One thread's ratio is at least 1 (its wall time is at least its CPU
+   * time): a team's below KS_PAR_GAIN needs no trial of one thread. */
+  if (s->cost[1] < KS_PAR_GAIN) {
+    s->pref = 1;
+    s->period = 0;
+    return true;
+  }
+  if (s->cost[0] == 0) return false;
+  int pref = s->cost[1] < KS_PAR_GAIN * s->cost[0];
+  if (pref != s->pref || s->period == 0) {
+    s->pref = pref;
+    s->period = 2;
+    s->runs = 0;
+  }
+  if (++s->runs < s->period) return pref;
+  s->runs = 0;
+  if (s->period < (s->cost[!pref] > 2 * s->cost[pref] ? KS_PAR_PERIOD_FAR : KS_PAR_PERIOD)) s->period *= 2;
+  return !pref;
+}
+
+/* ks_par_learn records that a run of a loop was on a team or not (team)
+ * at cost (its wall time over its threads' CPU time). The way preferred
+ * keeps a moving average, so that one slow run does not change the
+ * preference; a trial of the other way replaces what was known of it. */
+static KS_UNUSED void ks_par_learn(ks_par_site *s, bool team, double cost) {
+  if (!(cost > 0)) return;
+  double *c = &s->cost[team];
+  if (*c == 0 || (int)team != s->pref) *c = cost;
+  else *c = 0.75 * *c + 0.25 * cost;
+}
+
+/* ks_par_clock returns the CPU time of the calling thread (cpu) or the
+ * wall time, in seconds. */
+static KS_UNUSED double ks_par_clock(bool cpu) {
+  struct timespec ts;
+  if (clock_gettime(cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts) != 0) return 0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ks_par_begin starts the loop numbered site of the program; team says
+ * whether it is worth a team of threads at all (for a reduction, enough
+ * iterations). */
+static KS_UNUSED void ks_par_begin(ks_ctx *ctx, ks_par *par, int site, bool team) {
   int n = 1;
 #ifdef _OPENMP
   n = omp_get_max_threads();
@@ -524,10 +611,34 @@ static KS_UNUSED void ks_par_begin(ks_ctx *ctx, ks_par *par) {
     ctx->sub = sub;
     ctx->nsub = n;
   }
+  if (ctx->npar_sites <= site) {
+    ks_par_site *s = realloc(ctx->par_sites, (size_t)(site + 1) * sizeof *s);
+    if (s == NULL) ks_fail_code(ctx, KS_ERR_MEMORY, "ksc", "out of memory starting threads");
+    memset(&s[ctx->npar_sites], 0, (size_t)(site + 1 - ctx->npar_sites) * sizeof *s);
+    ctx->par_sites = s;
+    ctx->npar_sites = site + 1;
+  }
   par->parent = ctx;
+  par->site = &ctx->par_sites[site];
   par->failed = -1;
   par->code = KS_OK;
   par->err[0] = 0;
+  par->timed = team && n > 1;
+  par->team = par->timed && ks_par_choose(par->site);
+  par->cpu = 0;
+  par->wall = par->timed ? ks_par_clock(false) : 0;
+}
+
+/* ks_par_start returns the CPU time of the calling thread as it starts
+ * iterations of the loop, and ks_par_stop adds the time since to the loop's. */
+static inline KS_UNUSED double ks_par_start(const ks_par *par) { return par->timed ? ks_par_clock(true) : 0; }
+static KS_UNUSED void ks_par_stop(ks_par *par, double start) {
+  if (!par->timed) return;
+  double t = ks_par_clock(true) - start;
+#ifdef _OPENMP
+#pragma omp atomic update
+#endif
+  par->cpu += t;
 }
 
 /* ks_par_ctx returns the context of the calling thread. Its stack is
@@ -585,8 +696,10 @@ static KS_UNUSED void ks_par_release(ks_ctx *ctx) {
   for (int t = 0; t < ctx->nsub; t++) ks_arena_release(&ctx->sub[t], (ks_mark){NULL, 0, 0});
 }
 
-/* ks_par_end raises the error of the first failing iteration, if any. */
+/* ks_par_end records the loop's cost and raises the error of the first
+ * failing iteration, if any. */
 static KS_UNUSED void ks_par_end(ks_ctx *ctx, ks_par *par) {
+  if (par->timed && par->cpu > 0) ks_par_learn(par->site, par->team, (ks_par_clock(false) - par->wall) / par->cpu);
   if (par->failed < 0) return;
   memcpy(ctx->err, par->err, sizeof ctx->err);
   ctx->code = par->code;

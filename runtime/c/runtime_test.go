@@ -1,0 +1,105 @@
+package cruntime
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// parPolicy is a C program that runs ks_par_choose and ks_par_learn on
+// made-up costs: phases of runs, each with the ratio of wall to CPU time a
+// loop has on one thread and on a team, and prints, per phase, how many of
+// its runs were on a team and how many of its last 100.
+const parPolicy = `#define _DEFAULT_SOURCE 1
+#include "ksc_runtime.h"
+
+int main(int argc, char **argv) {
+  ks_par_site s;
+  memset(&s, 0, sizeof s);
+  for (int a = 1; a + 2 < argc; a += 3) {
+    int runs = atoi(argv[a]);
+    double serial = atof(argv[a + 1]), team = atof(argv[a + 2]);
+    int teams = 0, last = 0;
+    for (int r = 0; r < runs; r++) {
+      bool t = ks_par_choose(&s);
+      ks_par_learn(&s, t, t ? team : serial);
+      teams += t;
+      if (r >= runs - 100) last += t;
+    }
+    printf("%d %d\n", teams, last);
+  }
+  return 0;
+}
+`
+
+// TestParallelPolicy checks how a context chooses between a team of
+// threads and one thread for a loop (ks_par_choose): the faster way most
+// of the time, the other now and then, rarely if it is much slower, and
+// a change of the machine's load followed within a period.
+func TestParallelPolicy(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ksc_runtime.h"), []byte(Header), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "policy.c")
+	if err := os.WriteFile(src, []byte(parPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "policy")
+	if out, err := exec.Command("gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, src, "-lm").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	type phase struct {
+		runs         int
+		serial, team float64
+		// the least and most runs on a team, of all and of the last 100
+		minTeams, maxTeams, minLast, maxLast int
+	}
+	tests := []struct {
+		name   string
+		phases []phase
+	}{
+		{"team twice as fast", []phase{{1000, 1, 0.52, 1000, 1000, 100, 100}}},
+		{"team faster on a busy machine", []phase{{1000, 1, 0.8, 1000, 1000, 100, 100}}},
+		{"team slower", []phase{{1000, 1, 1.2, 10, 30, 1, 3}}},
+		{"team barely faster", []phase{{1000, 1, 0.95, 10, 30, 1, 3}}},
+		{"a short loop on a busy machine", []phase{{10000, 2, 2000, 5, 15, 0, 1}}},
+		{"a neighbour comes and goes", []phase{
+			{1000, 1, 0.52, 1000, 1000, 100, 100},
+			{1000, 1, 1.3, 10, 40, 1, 3},
+			{1000, 1, 0.52, 940, 1000, 100, 100},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args []string
+			for _, p := range tt.phases {
+				args = append(args, fmt.Sprint(p.runs), fmt.Sprint(p.serial), fmt.Sprint(p.team))
+			}
+			out, err := exec.Command(exe, args...).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if len(lines) != len(tt.phases) {
+				t.Fatalf("output %q", out)
+			}
+			for i, p := range tt.phases {
+				var teams, last int
+				if _, err := fmt.Sscan(lines[i], &teams, &last); err != nil {
+					t.Fatal(err)
+				}
+				if teams < p.minTeams || teams > p.maxTeams || last < p.minLast || last > p.maxLast {
+					t.Errorf("phase %d (%d runs, cost %g on one thread, %g on a team): %d on a team, %d of the last 100; want %d-%d and %d-%d",
+						i, p.runs, p.serial, p.team, teams, last, p.minTeams, p.maxTeams, p.minLast, p.maxLast)
+				}
+			}
+		})
+	}
+}
