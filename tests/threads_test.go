@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ func TestThreadsParallelise(t *testing.T) {
 	}
 	// One parallel loop: f's sum. Not the build inside it, not g's build
 	// (it prints), not main's.
-	if n := strings.Count(out.C, "#pragma omp for schedule(static)"); n != 1 {
+	if n := strings.Count(out.C, "KS_OMP(for schedule(static)"); n != 1 {
 		t.Errorf("%d parallel loops, want 1:\n%s", n, out.C)
 	}
 }
@@ -227,4 +228,46 @@ func TestRandomProgramsThreads(t *testing.T) {
 		all = append(all, len(all))
 	}
 	strategyFailures(t, progs, checks, all, "lm", []string{"c-threads"}) // reports what fails
+}
+
+// TestThreadsWarnings compiles the benchmarks' libraries built with
+// --threads, with OpenMP and without (where the parallel loops run on the
+// calling thread), at -O2 with -Wall -Wextra -Werror: issue 14 wants no
+// warning either way (gcc warns of unknown pragmas without OpenMP, of
+// variables live across the loops' setjmp, and of an inline function
+// holding a setjmp, which only optimisation reports).
+func TestThreadsWarnings(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the C backend is not selected")
+	}
+	for _, file := range []string{"bench/gmm.ks", "bench/lstm.ks"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			t.Parallel()
+			prog, err := driver.LoadWith([]string{filepath.Join("..", file)}, driver.Derived, driver.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := driver.Optimise(prog, driver.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := driver.EmitC(prog, cemit.Options{Prefix: "bench", Library: true, Threads: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(t.TempDir(), "bench.c")
+			if err := os.WriteFile(src, []byte(out.C), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, flags := range [][]string{nil, {"-fopenmp"}} {
+				args := append([]string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-c", "-o", os.DevNull, src}, flags...)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				msg, err := baseCC().Command(ctx, args...).CombinedOutput()
+				cancel()
+				if err != nil {
+					t.Errorf("with %q: %v\n%s", flags, err, msg)
+				}
+			}
+		})
+	}
 }

@@ -46,11 +46,11 @@ func (f *fn) parLoop(n string, body func(i string)) {
 	f.line("ks_par_begin(ctx, &%s, %d, true);", par, f.e.parSites)
 	f.e.parSites++
 	f.loopIndex(i, n)
-	f.line("#pragma omp parallel if (%s.team)", par)
+	f.line("KS_OMP(parallel if (%s.team))", par)
 	f.line("{")
 	f.indent++
 	f.line("double %s = ks_par_start(&%s);", start, par)
-	f.line("#pragma omp for schedule(static) nowait")
+	f.line("KS_OMP(for schedule(static) nowait)")
 	f.line("for (int64_t %s = 0; %s < %s; %s++) {", i, i, n, i)
 	f.indent++
 	f.depth++

@@ -582,7 +582,7 @@ func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string, disjoint []bool) 
 	f.line("ks_par_begin(ctx, &%s, %d, %s >= KS_PAR_MIN);", par, f.e.parSites, n)
 	f.e.parSites++
 	f.line("%s %s[KS_PAR_CHUNKS];", ct, part)
-	f.line("#pragma omp parallel for schedule(dynamic, 1) if (%s.team)", par)
+	f.line("KS_OMP(parallel for schedule(dynamic, 1) if (%s.team))", par)
 	f.line("for (int ch_%s = 0; ch_%s < KS_PAR_CHUNKS; ch_%s++) {", ch, ch, ch)
 	f.indent++
 	f.depth++
@@ -609,7 +609,7 @@ func (f *fn) parIfold(c *primCall, lam *ir.Lam, n, acc string, disjoint []bool) 
 	f.line("%s[%s] = %s;", part, ch, st)
 	f.line("ks_par_stop(&%s, %s);", par, start)
 	f.line("if (ctx->escaped) {")
-	f.line("#pragma omp atomic write")
+	f.line("KS_OMP(atomic write)")
 	f.line("  %s = true;", esc)
 	f.line("}")
 	f.depth--

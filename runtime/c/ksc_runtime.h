@@ -22,14 +22,26 @@
 #include <sys/resource.h>
 #include <time.h>
 
+/* KS_OMP(directive) is the OpenMP pragma "omp directive" in a build with
+ * OpenMP, and nothing without (where -Wall would warn of an unknown
+ * pragma): the C that ksc --threads emits also compiles as serial C. */
+#define KS_OMP_STR(...) #__VA_ARGS__
+#ifdef _OPENMP
+#define KS_OMP(...) _Pragma(KS_OMP_STR(omp __VA_ARGS__))
+#else
+#define KS_OMP(...)
+#endif
+
 #ifdef _OPENMP
 #include <omp.h>
-/* Each iteration of a parallel loop calls setjmp (see ks_par below). The
- * loop index is live across it but not changed between the setjmp and a
- * longjmp, so gcc's -Wclobbered warning about it is wrong. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wclobbered"
 #endif
+/* Each iteration of a parallel loop calls setjmp (see ks_par below), with
+ * OpenMP or without (KS_THREADS: C from ksc --threads). What is live across
+ * it (the loop index, values made before the loop) is not changed between
+ * the setjmp and a longjmp, and after a longjmp the iteration's own values
+ * are not read, so gcc's -Wclobbered warnings about them are wrong. */
+#if (defined(_OPENMP) || defined(KS_THREADS)) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wclobbered"
 #endif
 
 /* gcc turns a loop that only stores zeros (or copies) into a call of memset
