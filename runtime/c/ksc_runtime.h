@@ -525,7 +525,7 @@ static KS_UNUSED size_t ks_ctx_bytes(const ks_ctx *ctx) {
  * after the loop, in order, so results do not depend on the threads. */
 typedef struct ks_par {
   ks_ctx *parent;
-  struct ks_par_site *site; /* what the context learnt of the loop */
+  int site;    /* the loop's number, its index in parent->par_sites */
   int64_t failed; /* the first failing iteration, or -1 */
   int code;
   bool team;   /* whether the loop runs on a team of threads */
@@ -631,12 +631,12 @@ static KS_UNUSED void ks_par_begin(ks_ctx *ctx, ks_par *par, int site, bool team
     ctx->npar_sites = site + 1;
   }
   par->parent = ctx;
-  par->site = &ctx->par_sites[site];
+  par->site = site;
   par->failed = -1;
   par->code = KS_OK;
   par->err[0] = 0;
   par->timed = team && n > 1;
-  par->team = par->timed && ks_par_choose(par->site);
+  par->team = par->timed && ks_par_choose(&ctx->par_sites[site]);
   par->cpu = 0;
   par->wall = par->timed ? ks_par_clock(false) : 0;
 }
@@ -711,7 +711,7 @@ static KS_UNUSED void ks_par_release(ks_ctx *ctx) {
 /* ks_par_end records the loop's cost and raises the error of the first
  * failing iteration, if any. */
 static KS_UNUSED void ks_par_end(ks_ctx *ctx, ks_par *par) {
-  if (par->timed && par->cpu > 0) ks_par_learn(par->site, par->team, (ks_par_clock(false) - par->wall) / par->cpu);
+  if (par->timed && par->cpu > 0) ks_par_learn(&ctx->par_sites[par->site], par->team, (ks_par_clock(false) - par->wall) / par->cpu);
   if (par->failed < 0) return;
   memcpy(ctx->err, par->err, sizeof ctx->err);
   ctx->code = par->code;
