@@ -244,13 +244,11 @@ func TestThreadsWarnings(t *testing.T) {
 	for _, file := range []string{"bench/gmm.ks", "bench/lstm.ks"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
-			prog, err := driver.LoadWith([]string{filepath.Join("..", file)}, driver.Derived, driver.Options{})
+			text, err := os.ReadFile(filepath.Join("..", file))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := driver.Optimise(prog, driver.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			prog := optimisedText(t, filepath.Base(file), string(text))
 			out, err := driver.EmitC(prog, cemit.Options{Prefix: "bench", Library: true, Threads: true})
 			if err != nil {
 				t.Fatal(err)
