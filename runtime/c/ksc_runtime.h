@@ -529,7 +529,7 @@ typedef struct ks_par {
   int64_t failed; /* the first failing iteration, or -1 */
   int code;
   bool team;   /* whether the loop runs on a team of threads */
-  bool timed;  /* whether its times are measured (ks_par_choose) */
+  bool timed;  /* whether this run is timed (ks_par_choose) */
   double wall; /* when it began (ks_par_clock's wall time) */
   double cpu;  /* the CPU time its threads spent in its iterations */
   char err[1024];
@@ -553,40 +553,52 @@ typedef struct ks_par {
  * changes. A way more than twice as slow is tried less and less often, down
  * to once in KS_PAR_PERIOD_FAR runs: on a busy machine, a loop of a few
  * microseconds on a team waits milliseconds for a thread to be scheduled.
- * Which way a loop runs never changes its result (see ks_par_chunk), only
- * its time. */
+ * A thread's CPU time costs a system call to read (near a microsecond), so
+ * the runs of the way preferred are timed one in KS_PAR_SAMPLE; trials of
+ * the other way, and runs of a way not yet measured, always. Which way a
+ * loop runs never changes its result (see ks_par_chunk), only its time. */
 #define KS_PAR_GAIN 0.9
 #define KS_PAR_PERIOD 64
 #define KS_PAR_PERIOD_FAR 4096
+#define KS_PAR_SAMPLE 8
 
 typedef struct ks_par_site {
   double cost[2]; /* wall over CPU time on one thread [0] and on a team [1]; 0: not measured */
   int pref;       /* the way preferred: 1 for a team */
   unsigned runs;  /* runs since the other way was last tried */
   unsigned period; /* runs between such tries */
+  unsigned untimed; /* runs of the way preferred since one was timed */
 } ks_par_site;
 
-/* ks_par_choose reports whether the next run of a loop runs on a team. */
-static KS_UNUSED bool ks_par_choose(ks_par_site *s) {
+/* ks_par_choose reports whether the next run of a loop runs on a team, and
+ * sets *timed to whether it is to be timed. */
+static KS_UNUSED bool ks_par_choose(ks_par_site *s, bool *timed) {
+  *timed = true;
   if (s->cost[1] == 0) return true;
-  /* One thread's ratio is at least 1 (its wall time is at least its CPU
-   * time): a team's below KS_PAR_GAIN needs no trial of one thread. */
+  int pref;
   if (s->cost[1] < KS_PAR_GAIN) {
-    s->pref = 1;
+    /* One thread's ratio is at least 1 (its wall time is at least its
+     * CPU time): a team's below KS_PAR_GAIN needs no trial of one thread. */
+    pref = 1;
     s->period = 0;
-    return true;
+  } else if (s->cost[0] == 0) {
+    return false;
+  } else {
+    pref = s->cost[1] < KS_PAR_GAIN * s->cost[0];
+    if (pref != s->pref || s->period == 0) {
+      s->period = 2;
+      s->runs = 0;
+    }
   }
-  if (s->cost[0] == 0) return false;
-  int pref = s->cost[1] < KS_PAR_GAIN * s->cost[0];
-  if (pref != s->pref || s->period == 0) {
-    s->pref = pref;
-    s->period = 2;
+  s->pref = pref;
+  if (s->period != 0 && ++s->runs >= s->period) {
     s->runs = 0;
+    if (s->period < (s->cost[!pref] > 2 * s->cost[pref] ? KS_PAR_PERIOD_FAR : KS_PAR_PERIOD)) s->period *= 2;
+    return !pref;
   }
-  if (++s->runs < s->period) return pref;
-  s->runs = 0;
-  if (s->period < (s->cost[!pref] > 2 * s->cost[pref] ? KS_PAR_PERIOD_FAR : KS_PAR_PERIOD)) s->period *= 2;
-  return !pref;
+  *timed = ++s->untimed >= KS_PAR_SAMPLE;
+  if (*timed) s->untimed = 0;
+  return pref;
 }
 
 /* ks_par_learn records that a run of a loop was on a team or not (team)
@@ -635,8 +647,8 @@ static KS_UNUSED void ks_par_begin(ks_ctx *ctx, ks_par *par, int site, bool team
   par->failed = -1;
   par->code = KS_OK;
   par->err[0] = 0;
-  par->timed = team && n > 1;
-  par->team = par->timed && ks_par_choose(&ctx->par_sites[site]);
+  par->timed = false;
+  par->team = team && n > 1 && ks_par_choose(&ctx->par_sites[site], &par->timed);
   par->cpu = 0;
   par->wall = par->timed ? ks_par_clock(false) : 0;
 }

@@ -12,7 +12,8 @@ import (
 // parPolicy is a C program that runs ks_par_choose and ks_par_learn on
 // made-up costs: phases of runs, each with the ratio of wall to CPU time a
 // loop has on one thread and on a team, and prints, per phase, how many of
-// its runs were on a team and how many of its last 100.
+// its runs were on a team, how many of its last 100, and how many were
+// timed.
 const parPolicy = `#define _DEFAULT_SOURCE 1
 #include "ksc_runtime.h"
 
@@ -22,14 +23,16 @@ int main(int argc, char **argv) {
   for (int a = 1; a + 2 < argc; a += 3) {
     int runs = atoi(argv[a]);
     double serial = atof(argv[a + 1]), team = atof(argv[a + 2]);
-    int teams = 0, last = 0;
+    int teams = 0, last = 0, timed = 0;
     for (int r = 0; r < runs; r++) {
-      bool t = ks_par_choose(&s);
-      ks_par_learn(&s, t, t ? team : serial);
+      bool tm;
+      bool t = ks_par_choose(&s, &tm);
+      if (tm) ks_par_learn(&s, t, t ? team : serial);
       teams += t;
+      timed += tm;
       if (r >= runs - 100) last += t;
     }
-    printf("%d %d\n", teams, last);
+    printf("%d %d %d\n", teams, last, timed);
   }
   return 0;
 }
@@ -37,8 +40,9 @@ int main(int argc, char **argv) {
 
 // TestParallelPolicy checks how a context chooses between a team of
 // threads and one thread for a loop (ks_par_choose): the faster way most
-// of the time, the other now and then, rarely if it is much slower, and
-// a change of the machine's load followed within a period.
+// of the time, the other now and then, rarely if it is much slower, a
+// change of the machine's load followed within a few periods, and few runs
+// timed.
 func TestParallelPolicy(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no gcc")
@@ -58,22 +62,23 @@ func TestParallelPolicy(t *testing.T) {
 	type phase struct {
 		runs         int
 		serial, team float64
-		// the least and most runs on a team, of all and of the last 100
-		minTeams, maxTeams, minLast, maxLast int
+		// the least and most runs on a team, of all and of the last 100,
+		// and the most runs timed
+		minTeams, maxTeams, minLast, maxLast, maxTimed int
 	}
 	tests := []struct {
 		name   string
 		phases []phase
 	}{
-		{"team twice as fast", []phase{{1000, 1, 0.52, 1000, 1000, 100, 100}}},
-		{"team faster on a busy machine", []phase{{1000, 1, 0.8, 1000, 1000, 100, 100}}},
-		{"team slower", []phase{{1000, 1, 1.2, 10, 30, 1, 3}}},
-		{"team barely faster", []phase{{1000, 1, 0.95, 10, 30, 1, 3}}},
-		{"a short loop on a busy machine", []phase{{10000, 2, 2000, 5, 15, 0, 1}}},
+		{"team twice as fast", []phase{{1000, 1, 0.52, 1000, 1000, 100, 100, 130}}},
+		{"team faster on a busy machine", []phase{{1000, 1, 0.8, 1000, 1000, 100, 100, 130}}},
+		{"team slower", []phase{{1000, 1, 1.2, 10, 30, 1, 3, 160}}},
+		{"team barely faster", []phase{{1000, 1, 0.95, 10, 30, 1, 3, 160}}},
+		{"a short loop on a busy machine", []phase{{10000, 2, 2000, 5, 15, 0, 1, 1300}}},
 		{"a neighbour comes and goes", []phase{
-			{1000, 1, 0.52, 1000, 1000, 100, 100},
-			{1000, 1, 1.3, 10, 40, 1, 3},
-			{1000, 1, 0.52, 940, 1000, 100, 100},
+			{1000, 1, 0.52, 1000, 1000, 100, 100, 130},
+			{1000, 1, 1.3, 10, 60, 1, 3, 160},
+			{1000, 1, 0.52, 940, 1000, 100, 100, 150},
 		}},
 	}
 	for _, tt := range tests {
@@ -91,13 +96,13 @@ func TestParallelPolicy(t *testing.T) {
 				t.Fatalf("output %q", out)
 			}
 			for i, p := range tt.phases {
-				var teams, last int
-				if _, err := fmt.Sscan(lines[i], &teams, &last); err != nil {
+				var teams, last, timed int
+				if _, err := fmt.Sscan(lines[i], &teams, &last, &timed); err != nil {
 					t.Fatal(err)
 				}
-				if teams < p.minTeams || teams > p.maxTeams || last < p.minLast || last > p.maxLast {
-					t.Errorf("phase %d (%d runs, cost %g on one thread, %g on a team): %d on a team, %d of the last 100; want %d-%d and %d-%d",
-						i, p.runs, p.serial, p.team, teams, last, p.minTeams, p.maxTeams, p.minLast, p.maxLast)
+				if teams < p.minTeams || teams > p.maxTeams || last < p.minLast || last > p.maxLast || timed > p.maxTimed {
+					t.Errorf("phase %d (%d runs, cost %g on one thread, %g on a team): %d on a team, %d of the last 100, %d timed; want %d-%d, %d-%d and at most %d",
+						i, p.runs, p.serial, p.team, teams, last, timed, p.minTeams, p.maxTeams, p.minLast, p.maxLast, p.maxTimed)
 				}
 			}
 		})
