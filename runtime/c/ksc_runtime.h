@@ -554,13 +554,17 @@ typedef struct ks_par {
  * to once in KS_PAR_PERIOD_FAR runs: on a busy machine, a loop of a few
  * microseconds on a team waits milliseconds for a thread to be scheduled.
  * A thread's CPU time costs a system call to read (near a microsecond), so
- * the runs of the way preferred are timed one in KS_PAR_SAMPLE; trials of
- * the other way, and runs of a way not yet measured, always. Which way a
+ * the runs of the way preferred of a loop whose last timed run took less
+ * than KS_PAR_SHORT seconds are timed one in KS_PAR_SAMPLE, but for the
+ * first KS_PAR_SAMPLE after the preference changed (a trial that was lucky
+ * is found out at once); other runs, trials of the other way, and runs of
+ * a way not yet measured, always. Which way a
  * loop runs never changes its result (see ks_par_chunk), only its time. */
 #define KS_PAR_GAIN 0.9
 #define KS_PAR_PERIOD 64
 #define KS_PAR_PERIOD_FAR 4096
 #define KS_PAR_SAMPLE 8
+#define KS_PAR_SHORT 1e-3
 
 typedef struct ks_par_site {
   double cost[2]; /* wall over CPU time on one thread [0] and on a team [1]; 0: not measured */
@@ -568,6 +572,8 @@ typedef struct ks_par_site {
   unsigned runs;  /* runs since the other way was last tried */
   unsigned period; /* runs between such tries */
   unsigned untimed; /* runs of the way preferred since one was timed */
+  unsigned settled; /* runs of the way preferred since it became so (to KS_PAR_SAMPLE) */
+  double wall;      /* the wall time of the last run timed, in seconds */
 } ks_par_site;
 
 /* ks_par_choose reports whether the next run of a loop runs on a team, and
@@ -590,22 +596,27 @@ static KS_UNUSED bool ks_par_choose(ks_par_site *s, bool *timed) {
       s->runs = 0;
     }
   }
+  if (pref != s->pref) s->settled = 0;
   s->pref = pref;
   if (s->period != 0 && ++s->runs >= s->period) {
     s->runs = 0;
     if (s->period < (s->cost[!pref] > 2 * s->cost[pref] ? KS_PAR_PERIOD_FAR : KS_PAR_PERIOD)) s->period *= 2;
     return !pref;
   }
-  *timed = ++s->untimed >= KS_PAR_SAMPLE;
+  bool fresh = s->settled < KS_PAR_SAMPLE;
+  if (fresh) s->settled++;
+  *timed = ++s->untimed >= KS_PAR_SAMPLE || fresh || s->wall >= KS_PAR_SHORT;
   if (*timed) s->untimed = 0;
   return pref;
 }
 
-/* ks_par_learn records that a run of a loop was on a team or not (team)
- * at cost (its wall time over its threads' CPU time). The way preferred
- * keeps a moving average, so that one slow run does not change the
- * preference; a trial of the other way replaces what was known of it. */
-static KS_UNUSED void ks_par_learn(ks_par_site *s, bool team, double cost) {
+/* ks_par_learn records that a run of a loop was on a team or not (team),
+ * took wall seconds, and cost (its wall time over its threads' CPU time).
+ * The way preferred keeps a moving average, so that one slow run does not
+ * change the preference; a trial of the other way replaces what was known
+ * of it. */
+static KS_UNUSED void ks_par_learn(ks_par_site *s, bool team, double wall, double cost) {
+  s->wall = wall;
   if (!(cost > 0)) return;
   double *c = &s->cost[team];
   if (*c == 0 || (int)team != s->pref) *c = cost;
@@ -723,7 +734,10 @@ static KS_UNUSED void ks_par_release(ks_ctx *ctx) {
 /* ks_par_end records the loop's cost and raises the error of the first
  * failing iteration, if any. */
 static KS_UNUSED void ks_par_end(ks_ctx *ctx, ks_par *par) {
-  if (par->timed && par->cpu > 0) ks_par_learn(&ctx->par_sites[par->site], par->team, (ks_par_clock(false) - par->wall) / par->cpu);
+  if (par->timed && par->cpu > 0) {
+    double wall = ks_par_clock(false) - par->wall;
+    ks_par_learn(&ctx->par_sites[par->site], par->team, wall, wall / par->cpu);
+  }
   if (par->failed < 0) return;
   memcpy(ctx->err, par->err, sizeof ctx->err);
   ctx->code = par->code;
