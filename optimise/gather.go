@@ -1,0 +1,218 @@
+package optimise
+
+import (
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/lower"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// gatherElements computes on demand the elements of a vector that one
+// loop reads at indices of its own choosing (a gather), when that loop
+// reads fewer elements than the vector has:
+//
+//	(let (v (build n (lam (i : Integer) e)))
+//	  ... (build m (lam (j : Integer) ... (index k v) ...)) ...)
+//
+// becomes
+//
+//	(let (c (lte (mul s m) n))
+//	  (let (v (build (if c 0 n) (lam (i : Integer) e)))
+//	    ... (build m (lam (j : Integer) ... (if c (let (i k) e) (index k v)) ...)) ...))
+//
+// where s is the number of places the loop reads v. When the loop reads
+// at most n elements (c), each is computed where it is read and v is
+// empty; otherwise v is made as before. Either way no element is computed
+// more often than the program as written computes them all, and the
+// values are the same: an element is the same expression at the same
+// index. (GradBench's ht computes the skinned positions of all 10,000
+// vertices of its hand model and reads those of 100 to 200 points, and
+// each of its Jacobian's 26 forward sweeps did the same with their
+// tangents.)
+//
+// It applies when v is read by (index k v) only (k not reading v), in
+// one loop (a build or sumbuild, not inside another lambda between the
+// let and it) whose count is an expression of variables bound outside
+// the let's body, without calls of functions; n is an atom or the size
+// of one; e has no effect; and no binder of the body captures a free
+// variable of e. As with the law index-build, an index out of v's range
+// computes e at that index instead of failing at the read (e's own reads
+// are checked). The pass runs once, after simplification: the vector it
+// leaves has a count that is not an atom, which it does not rewrite again.
+func gatherElements(ctx *Context) error {
+	eff := lower.ComputeEffects(ctx.Prog)
+	ns := ctx.Prog.Names()
+	forEachBody(ctx.Prog, func(f *ir.Func) {
+		f.Body = ir.Map(f.Body, func(e ir.Expr) ir.Expr {
+			l, ok := e.(*ir.Let)
+			if !ok {
+				return e
+			}
+			if g, ok := gather(l, eff, ns); ok {
+				return g
+			}
+			return e
+		})
+	})
+	return nil
+}
+
+// gather rewrites one let as gatherElements does, if it applies.
+func gather(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
+	if l.Pattern || len(l.Vars) != 1 {
+		return nil, false
+	}
+	b, ok := l.Rhs.(*ir.Call)
+	if !ok || b.Prim == nil || b.Prim.Name != "build" || len(b.Args) != 2 || b.Args[0].Type().Kind != types.Integer {
+		return nil, false
+	}
+	n := b.Args[0] // an atom, or the size of one: copies cost nothing
+	if c, isSize := n.(*ir.Call); !ir.IsAtom(n) && !(isSize && c.Prim != nil && c.Prim.Name == "size" && ir.IsAtom(c.Args[0])) {
+		return nil, false
+	}
+	if _, isConst := n.(*ir.Const); isConst {
+		return nil, false // a vector of fixed size, a few coordinates: made as written
+	}
+	lam, ok := b.Args[1].(*ir.Lam)
+	if !ok || lower.HasEffect(lam.Body, eff) {
+		return nil, false
+	}
+	v := l.Vars[0].Name
+	sites, loop, ok := gatherSites(l.Body, v)
+	if !ok || len(sites) == 0 || loop == nil {
+		return nil, false
+	}
+	m := loop.Args[0]
+	for fv := range ir.FreeVars(m) {
+		if bindsName(l.Body, fv) {
+			return nil, false
+		}
+	}
+	if !plainCount(m) {
+		return nil, false
+	}
+	for fv := range ir.FreeVars(lam) {
+		if bindsName(l.Body, fv) {
+			return nil, false
+		}
+	}
+	for fv := range ir.FreeVars(n) {
+		if bindsName(l.Body, fv) {
+			return nil, false
+		}
+	}
+	p := l.P
+	reads := ir.Copy(m, ir.Pos{})
+	if len(sites) > 1 {
+		reads = ir.MkPrim(p, "mul", ir.Int(p, int64(len(sites))), reads)
+	}
+	c := ns.FreshVar(p, "ondemand", types.BoolType)
+	cond := ir.MkPrim(p, "lte", reads, ir.Copy(n, ir.Pos{}))
+	count := ir.MkIf(p, c, ir.Int(p, 0), ir.Copy(n, ir.Pos{}))
+	body := ir.Map(l.Body, func(x ir.Expr) ir.Expr {
+		site, ok := x.(*ir.Call)
+		if !ok || !sites[site] {
+			return x
+		}
+		elem := ir.FreshBinders(ir.Copy(lam, ir.Pos{}), ns).(*ir.Lam)
+		return ir.MkIf(site.P, c, ir.MkLet(site.P, elem.Param, site.Args[0], elem.Body), site)
+	})
+	build := &ir.Call{P: b.P, T: b.T, Prim: b.Prim, Args: []ir.Expr{count, lam}}
+	return ir.MkLet(p, c, cond, &ir.Let{P: l.P, Vars: l.Vars, Rhs: build, Body: body, Of: l.Of}), true
+}
+
+// gatherSites returns the reads (index k v) of v in body, and the loop
+// they are all in: a build or sumbuild of body, in no other lambda of
+// body, each read in its lambda and no lambda inside it. ok is false if
+// body uses v otherwise, or reads it in another place.
+func gatherSites(body ir.Expr, v string) (map[*ir.Call]bool, *ir.Call, bool) {
+	sites := map[*ir.Call]bool{}
+	var loop *ir.Call
+	ok := true
+	// walk visits x, inside the loop in (nil outside any lambda of body)
+	// and inside another lambda than its own if deep.
+	var walk func(x ir.Expr, in *ir.Call, deep bool)
+	walk = func(x ir.Expr, in *ir.Call, deep bool) {
+		if !ok {
+			return
+		}
+		switch x := x.(type) {
+		case *ir.Var:
+			if x.Name == v {
+				ok = false // a use other than index
+			}
+			return
+		case *ir.Call:
+			if x.Prim != nil && x.Prim.Name == "index" && len(x.Args) == 2 && isVar(x.Args[1], v) {
+				if in == nil || deep || (loop != nil && loop != in) || ir.Occurs(v, x.Args[0]) {
+					ok = false
+					return
+				}
+				loop = in
+				sites[x] = true
+				return
+			}
+			for _, a := range x.Args {
+				lam, isLam := a.(*ir.Lam)
+				if !isLam {
+					walk(a, in, deep)
+					continue
+				}
+				isLoop := x.Prim != nil && (x.Prim.Name == "build" || x.Prim.Name == "sumbuild") &&
+					len(x.Args) == 2 && x.Args[0].Type().Kind == types.Integer
+				if in == nil && isLoop {
+					walk(lam.Body, x, false)
+				} else {
+					walk(lam.Body, in, true)
+				}
+			}
+			return
+		case *ir.Lam:
+			walk(x.Body, in, true)
+			return
+		}
+		ir.Inspect(x, func(y ir.Expr) bool {
+			if y == x {
+				return true
+			}
+			walk(y, in, deep)
+			return false
+		})
+	}
+	walk(body, nil, false)
+	return sites, loop, ok
+}
+
+// plainCount reports whether a loop's count may be evaluated once more,
+// in front of the let: it calls no function and runs no loop.
+func plainCount(m ir.Expr) bool {
+	ok := true
+	ir.Inspect(m, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Lam:
+			ok = false
+		case *ir.Call:
+			if x.Fn != nil {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// bindsName reports whether e binds name (a let or a lambda).
+func bindsName(e ir.Expr, name string) bool {
+	found := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Let:
+			for _, v := range x.Vars {
+				found = found || v.Name == name
+			}
+		case *ir.Lam:
+			found = found || x.Param.Name == name
+		}
+		return !found
+	})
+	return found
+}

@@ -1,0 +1,60 @@
+package optimise
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/typecheck"
+)
+
+// TestGatherElements checks when gather computes the elements of a
+// vector where one loop reads them: only for a vector of a size known at
+// run time (n = 4 here), read only by index, in one loop whose count can
+// be evaluated before the vector is made; and that the value does not
+// change, whichever way the test (reads <= n) goes at run time.
+func TestGatherElements(t *testing.T) {
+	const w = "(build n (lam (i : Integer) (mul a (to_float i))))"
+	for _, tc := range []struct {
+		name, in string
+		applies  bool
+	}{
+		{"a gather of 2 of 4", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (index (sub 3 j) w))))", true},
+		{"a gather of 12 of 4 (made as before)", "(let (w " + w + ") (sumbuild (mul 3 n) (lam (j : Integer) (index (div j 3) w))))", true},
+		{"two reads in the loop", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (add (index j w) (index (add j 1) w)))))", true},
+		{"in a build", "(let (w " + w + ") (sum (build 3 (lam (j : Integer) (mul (index (sub 3 j) w) b)))))", true},
+		{"read outside the loop too", "(let (w " + w + ") (add (index 1 w) (sumbuild 2 (lam (j : Integer) (index j w)))))", false},
+		{"read whole", "(let (w " + w + ") (add (sum w) (sumbuild 2 (lam (j : Integer) (index j w)))))", false},
+		{"read in two loops", "(let (w " + w + ") (add (sumbuild 2 (lam (j : Integer) (index j w))) (sumbuild 2 (lam (j : Integer) (index j w)))))", false},
+		{"read in an inner loop", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (sumbuild 2 (lam (l : Integer) (index (add j l) w))))))", false},
+		{"a count bound after the vector", "(let (w " + w + ") (let (m (sub n 2)) (sumbuild m (lam (j : Integer) (index j w)))))", false},
+		{"a fixed size", "(let (w (build 4 (lam (i : Integer) (mul a (to_float i))))) (sumbuild 2 (lam (j : Integer) (index j w))))", false},
+		{"a variable of the element bound again", "(let (w " + w + ") (let (a 2.0) (sumbuild 2 (lam (j : Integer) (mul a (index j w))))))", false},
+		{"an index reading the vector", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (index (if (gt (index 0 w) 1.0) 1 0) w))))", false},
+	} {
+		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := evalExpr(t, e)
+		args := make([]ir.Expr, len(tapeVars))
+		for k, v := range tapeVars {
+			args[k] = v
+		}
+		f := &ir.Func{Name: ir.Name{Base: "f"}, Params: tapeVars, Arg: ir.ArgType(args), Result: e.Type(), Body: e}
+		prog := &ir.Program{Funcs: []*ir.Func{f}}
+		if err := gatherElements(&Context{Prog: prog}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ir.Check(prog); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		text := ir.FormatExpr(f.Body)
+		if got := evalExpr(t, f.Body); got != want {
+			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
+		}
+		if applies := strings.Contains(text, "ondemand"); applies != tc.applies {
+			t.Errorf("%s: rewritten %v, want %v: %s", tc.name, applies, tc.applies, text)
+		}
+	}
+}
