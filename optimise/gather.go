@@ -36,10 +36,13 @@ import (
 // of one; e has no effect; and no binder of the body captures a free
 // variable of e. As with the law index-build, an index out of v's range
 // computes e at that index instead of failing at the read (e's own reads
-// are checked). The pass runs once, after simplification: the vector it
-// leaves has a count that is not an atom, which it does not rewrite again.
+// are checked). The pass runs once, between two rounds of simplification:
+// the second computes only the part of an element that is read (a
+// coordinate of a vertex), and leaves alone the vector made here, whose
+// count is not an atom (lower's fusion needs one), as this pass would.
 func gatherElements(ctx *Context) error {
 	eff := lower.ComputeEffects(ctx.Prog)
+	rec := ir.Recursive(ctx.Prog.Funcs)
 	ns := ctx.Prog.Names()
 	forEachBody(ctx.Prog, func(f *ir.Func) {
 		f.Body = ir.Map(f.Body, func(e ir.Expr) ir.Expr {
@@ -50,10 +53,54 @@ func gatherElements(ctx *Context) error {
 			if g, ok := gather(l, eff, ns); ok {
 				return g
 			}
+			if g, ok := gatherCall(l, eff, rec, ns); ok {
+				return g
+			}
 			return e
 		})
 	})
 	return nil
+}
+
+// gatherCall applies gather to a vector made by a call, (let (v (g x))
+// body), whose function's body is a chain of lets ending in the build:
+// the call is inlined, its binders renamed apart, and the let of v moved
+// to the end of the chain, if gather then applies (GradBench's ht calls
+// skinned for its vertices). g must not call itself, have an effect or
+// be an edef.
+func gatherCall(l *ir.Let, eff lower.Effects, rec map[*ir.Func]bool, ns *ir.Names) (ir.Expr, bool) {
+	c, ok := l.Rhs.(*ir.Call)
+	if l.Pattern || len(l.Vars) != 1 || !ok || c.Fn == nil {
+		return nil, false
+	}
+	g := c.Fn
+	if g.Body == nil || rec[g] || eff[g] || g.Kind == ir.EdefFunc || c.T.Kind != types.Tensor {
+		return nil, false
+	}
+	inl := ir.FreshBinders(lower.BindParams(g, c.Args, ir.Copy(g.Body, ir.Pos{}), c.P), ns)
+	// The chain's lets, outermost first, down to the build.
+	var chain []*ir.Let
+	tail := inl
+	for {
+		x, ok := tail.(*ir.Let)
+		if !ok {
+			break
+		}
+		chain = append(chain, x)
+		tail = x.Body
+	}
+	if b, ok := tail.(*ir.Call); !ok || b.Prim == nil || b.Prim.Name != "build" {
+		return nil, false
+	}
+	out, ok := gather(&ir.Let{P: l.P, Vars: l.Vars, Rhs: tail, Body: l.Body, Of: l.Of}, eff, ns)
+	if !ok {
+		return nil, false
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		x := chain[k]
+		out = &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Body: out, Of: x.Of}
+	}
+	return out, true
 }
 
 // gather rewrites one let as gatherElements does, if it applies.
@@ -108,13 +155,28 @@ func gather(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 	c := ns.FreshVar(p, "ondemand", types.BoolType)
 	cond := ir.MkPrim(p, "lte", reads, ir.Copy(n, ir.Pos{}))
 	count := ir.MkIf(p, c, ir.Int(p, 0), ir.Copy(n, ir.Pos{}))
+	made := map[*ir.If]bool{} // the ifs made for the reads
 	body := ir.Map(l.Body, func(x ir.Expr) ir.Expr {
-		site, ok := x.(*ir.Call)
-		if !ok || !sites[site] {
+		read, ok := x.(*ir.Call)
+		if !ok {
 			return x
 		}
-		elem := ir.FreshBinders(ir.Copy(lam, ir.Pos{}), ns).(*ir.Lam)
-		return ir.MkIf(site.P, c, ir.MkLet(site.P, elem.Param, site.Args[0], elem.Body), site)
+		if sites[read] {
+			elem := ir.FreshBinders(ir.Copy(lam, ir.Pos{}), ns).(*ir.Lam)
+			y := ir.MkIf(read.P, c, ir.MkLet(read.P, elem.Param, read.Args[0], elem.Body), read)
+			made[y] = true
+			return y
+		}
+		// An index into a read, (index j (if c e (index k v))), goes into
+		// both branches, so that simplify computes only what it reads.
+		if y, ok := read.Args[len(read.Args)-1].(*ir.If); ok && made[y] && read.Prim != nil && read.Prim.Name == "index" {
+			z := ir.MkIf(read.P, c,
+				ir.MkPrim(read.P, "index", read.Args[0], y.Then),
+				ir.MkPrim(read.P, "index", ir.Copy(read.Args[0], ir.Pos{}), y.Else))
+			made[z] = true
+			return z
+		}
+		return x
 	})
 	build := &ir.Call{P: b.P, T: b.T, Prim: b.Prim, Args: []ir.Expr{count, lam}}
 	return ir.MkLet(p, c, cond, &ir.Let{P: l.P, Vars: l.Vars, Rhs: build, Body: body, Of: l.Of}), true

@@ -855,13 +855,19 @@ func writeAndRun(t *testing.T, name, src, want string) string {
 // and is made as written when it reads more: never more operations than
 // the program as written, and about as many as the loop reads. Counted
 // by the evaluator (eval.CallCounting) on the program optimised and as
-// written: f reads 10 elements of 1000, g 300 of 100, h 2 x 5 of 1000;
-// an element costs a sum of 20 terms.
+// written: f reads 10 elements of 1000, fc too of a vector a call makes,
+// g 300 of 100, h 2 x 5 of 1000; an element costs a sum of 20 terms.
 func TestGatherComputesReadElements(t *testing.T) {
 	src := `(def elem Float ((x : Float) (i : Integer))
   (sumbuild 20 (lam (k : Integer) (sin (mul x (to_float (add i k)))))))
 (def f Float ((x : Float) (n : Integer) (m : Integer))
   (let (v (build n (lam (i : Integer) (elem x i))))
+    (sumbuild m (lam (j : Integer) (index (sub (sub n 1) (mul 7 j)) v)))))
+(def made (Vec Float) ((x : Float) (n : Integer))
+  (let (y (mul x 2.0))
+    (build n (lam (i : Integer) (elem y i)))))
+(def fc Float ((x : Float) (n : Integer) (m : Integer))
+  (let (v (made x n))
     (sumbuild m (lam (j : Integer) (index (sub (sub n 1) (mul 7 j)) v)))))
 (def g Float ((x : Float) (n : Integer))
   (let (v (build n (lam (i : Integer) (elem x i))))
@@ -892,6 +898,7 @@ func TestGatherComputesReadElements(t *testing.T) {
 		most float64
 	}{
 		{"f", []eval.Value{0.001, int64(1000), int64(10)}, 0.02},
+		{"fc", []eval.Value{0.001, int64(1000), int64(10)}, 0.02},
 		{"g", []eval.Value{0.001, int64(100)}, 1.01},
 		{"h", []eval.Value{0.001, int64(1000), int64(5)}, 0.02},
 	} {
