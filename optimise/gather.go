@@ -32,7 +32,8 @@ import (
 // It applies when v is read by (index k v) only (k not reading v), in
 // one loop (a build or sumbuild, not inside another lambda between the
 // let and it) whose count is an expression of variables bound outside
-// the let's body, without calls of functions; n is an atom or the size
+// the let's body (or by lets after v's that do not read v, which move in
+// front of it), without calls of functions; n is an atom or the size
 // of one; e has no effect; and no binder of the body captures a free
 // variable of e. As with the law index-build, an index out of v's range
 // computes e at that index instead of failing at the read (e's own reads
@@ -108,6 +109,45 @@ func gather(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 	if l.Pattern || len(l.Vars) != 1 {
 		return nil, false
 	}
+	// The lets after v's that do not read it (the loop's count, say) are
+	// moved in front of it, where the test can read what they bind.
+	var before []*ir.Let
+	body := l.Body
+	for {
+		x, ok := body.(*ir.Let)
+		if !ok || ir.Occurs(l.Vars[0].Name, x.Rhs) || bindsFree(x, l.Rhs) {
+			break
+		}
+		before = append(before, x)
+		body = x.Body
+	}
+	if len(before) > 0 {
+		out, ok := gatherAt(&ir.Let{P: l.P, Vars: l.Vars, Rhs: l.Rhs, Body: body, Of: l.Of}, eff, ns)
+		if !ok {
+			return nil, false
+		}
+		for k := len(before) - 1; k >= 0; k-- {
+			x := before[k]
+			out = &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Body: out, Of: x.Of}
+		}
+		return out, true
+	}
+	return gatherAt(l, eff, ns)
+}
+
+// bindsFree reports whether the let l binds a variable free in e.
+func bindsFree(l *ir.Let, e ir.Expr) bool {
+	free := ir.FreeVars(e)
+	for _, v := range l.Vars {
+		if free[v.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// gatherAt is gather of a let whose body's lets all read v.
+func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 	b, ok := l.Rhs.(*ir.Call)
 	if !ok || b.Prim == nil || b.Prim.Name != "build" || len(b.Args) != 2 || b.Args[0].Type().Kind != types.Integer {
 		return nil, false
