@@ -35,9 +35,10 @@ import (
 // the let's body (or by lets after v's that do not read v, which move in
 // front of it), without calls of functions; n is an atom or the size
 // of one; e has no effect; and no binder of the body captures a free
-// variable of e. As with the law index-build, an index out of v's range
-// computes e at that index instead of failing at the read (e's own reads
-// are checked). The pass runs once, between two rounds of simplification:
+// variable of e. An element computed where it is read is checked as the
+// read was: an index out of v's range fails ("index out of range", at the
+// read). An element that is never read is never computed, so it cannot
+// fail, as a dead let cannot. The pass runs once, between two rounds of simplification:
 // the second computes only the part of an element that is read (a
 // coordinate of a vertex), and leaves alone the vector made here, whose
 // count is not an atom (lower's fusion needs one), as this pass would.
@@ -202,8 +203,15 @@ func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 			return x
 		}
 		if sites[read] {
+			// (let (i k) (assert (and (gte i 0) (lt i n)) e)): the read's
+			// own check, an index out of range still an error.
 			elem := ir.FreshBinders(ir.Copy(lam, ir.Pos{}), ns).(*ir.Lam)
-			y := ir.MkIf(read.P, c, ir.MkLet(read.P, elem.Param, read.Args[0], elem.Body), read)
+			i := &ir.Var{P: read.P, T: elem.Param.T, Name: elem.Param.Name}
+			inRange := ir.MkPrim(read.P, "and",
+				ir.MkPrim(read.P, "gte", i, ir.Int(read.P, 0)),
+				ir.MkPrim(read.P, "lt", &ir.Var{P: read.P, T: i.T, Name: i.Name}, ir.Copy(n, ir.Pos{})))
+			checked := &ir.Assert{P: read.P, Cond: inRange, Body: elem.Body, Msg: "index out of range"}
+			y := ir.MkIf(read.P, c, ir.MkLet(read.P, elem.Param, read.Args[0], checked), read)
 			made[y] = true
 			return y
 		}

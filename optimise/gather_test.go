@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ksc-lang/ksc/eval"
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/typecheck"
 )
@@ -58,5 +59,34 @@ func TestGatherElements(t *testing.T) {
 		if applies := strings.Contains(text, "ondemand"); applies != tc.applies {
 			t.Errorf("%s: rewritten %v, want %v: %s", tc.name, applies, tc.applies, text)
 		}
+	}
+}
+
+// TestGatherKeepsIndexErrors: an element computed where it is read is
+// checked as the read was, so a read out of the vector's range still
+// fails at the read's position, rather than computing the element at an
+// index the vector does not have.
+func TestGatherKeepsIndexErrors(t *testing.T) {
+	in := "(let (w (build n (lam (i : Integer) (to_float i)))) (sumbuild 2 (lam (j : Integer) (index (add j 3) w))))"
+	e, err := typecheck.CheckExpr("test", in, tapeVars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := make([]ir.Expr, len(tapeVars))
+	for k, v := range tapeVars {
+		args[k] = v
+	}
+	f := &ir.Func{Name: ir.Name{Base: "f"}, Params: tapeVars, Arg: ir.ArgType(args), Result: e.Type(), Body: e}
+	prog := &ir.Program{Funcs: []*ir.Func{f}}
+	if err := gatherElements(&Context{Prog: prog}); err != nil {
+		t.Fatal(err)
+	}
+	text := ir.FormatExpr(f.Body)
+	if !strings.Contains(text, "ondemand") {
+		t.Fatalf("not rewritten: %s", text)
+	}
+	_, err = eval.Call(prog, f, int64(4), 0.5, 0.25, eval.Vec(0.1, 0.2, 0.3, 0.4), eval.Vec(1.0, 2.0, 3.0))
+	if err == nil || !strings.Contains(err.Error(), "test:1:84") || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("reading element 4 of 4: %v, want an index out of range at test:1:84\n%s", err, text)
 	}
 }
