@@ -41,11 +41,11 @@ func (s *Simplifier) fuseBuild(e *ir.Let) (ir.Expr, bool) {
 	}
 	v := e.Vars[0].Name
 	for _, fv := range freeVars(lam) {
-		if binds(e.Body, fv) {
+		if Binds(e.Body, fv) {
 			return nil, false
 		}
 	}
-	if x, ok := n.(*ir.Var); ok && binds(e.Body, x.Name) {
+	if x, ok := n.(*ir.Var); ok && Binds(e.Body, x.Name) {
 		return nil, false
 	}
 	if !fusable(e.Body, v) {

@@ -164,7 +164,7 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 	// let x = y in body, with y an atom: substitute, unless a binder in
 	// body would capture y.
 	if !e.Pattern && ir.IsAtom(e.Rhs) && !e.Rhs.Type().Contains(types.LM) {
-		if v, ok := e.Rhs.(*ir.Var); !ok || !binds(e.Body, v.Name) {
+		if v, ok := e.Rhs.(*ir.Var); !ok || !Binds(e.Body, v.Name) {
 			s.Steps++
 			return ir.Subst(e.Body, map[string]ir.Expr{e.Vars[0].Name: e.Rhs})
 		}
@@ -176,7 +176,7 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 		clash := false
 		for _, x := range t.Elems {
 			for _, v := range e.Vars {
-				if ir.Occurs(v.Name, x) || binds(x, v.Name) {
+				if ir.Occurs(v.Name, x) || Binds(x, v.Name) {
 					clash = true
 				}
 			}
@@ -193,12 +193,12 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 	// let v = (tuple x y) in body, x and y atoms: a part (get$1$2 v) in
 	// body is x, and a pattern (let ((a b) v) ...) binds a to x, unless a
 	// binder in body would capture it (or rebinds v).
-	if t, ok := e.Rhs.(*ir.Tuple); ok && !e.Pattern && !binds(e.Body, e.Vars[0].Name) {
+	if t, ok := e.Rhs.(*ir.Tuple); ok && !e.Pattern && !Binds(e.Body, e.Vars[0].Name) {
 		safe := true
 		for _, x := range t.Elems {
 			if !ir.IsAtom(x) {
 				safe = false
-			} else if v, ok := x.(*ir.Var); ok && binds(e.Body, v.Name) {
+			} else if v, ok := x.(*ir.Var); ok && Binds(e.Body, v.Name) {
 				safe = false
 			}
 		}
@@ -268,7 +268,7 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 			if ir.Occurs(v.Name, e.Body) {
 				free = true
 			}
-			if binds(e.Body, v.Name) {
+			if Binds(e.Body, v.Name) {
 				bound = true
 			}
 			for _, x := range e.Vars {
@@ -293,7 +293,7 @@ func (s *Simplifier) let(e *ir.Let) ir.Expr {
 // onlyFields reports whether every occurrence of the variable name in e is
 // the tuple of a (get$k$n name), and no binder in e rebinds it.
 func onlyFields(e ir.Expr, name string) bool {
-	if binds(e, name) {
+	if Binds(e, name) {
 		return false
 	}
 	ok := true
@@ -401,8 +401,8 @@ func (s *Simplifier) renameBinders(l *ir.Let) *ir.Let {
 	return &ir.Let{P: l.P, Vars: vars, Pattern: l.Pattern, Rhs: l.Rhs, Body: ir.Subst(l.Body, m), Of: l.Of}
 }
 
-// binds reports whether e binds name anywhere.
-func binds(e ir.Expr, name string) bool {
+// Binds reports whether e binds name anywhere (a let or a lambda).
+func Binds(e ir.Expr, name string) bool {
 	found := false
 	ir.Inspect(e, func(x ir.Expr) bool {
 		switch x := x.(type) {

@@ -98,11 +98,7 @@ func gatherCall(l *ir.Let, eff lower.Effects, rec map[*ir.Func]bool, ns *ir.Name
 	if !ok {
 		return nil, false
 	}
-	for k := len(chain) - 1; k >= 0; k-- {
-		x := chain[k]
-		out = &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Body: out, Of: x.Of}
-	}
-	return out, true
+	return wrapLets(chain, out), true
 }
 
 // gather rewrites one let as gatherElements does, if it applies.
@@ -127,11 +123,7 @@ func gather(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 		if !ok {
 			return nil, false
 		}
-		for k := len(before) - 1; k >= 0; k-- {
-			x := before[k]
-			out = &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Body: out, Of: x.Of}
-		}
-		return out, true
+		return wrapLets(before, out), true
 	}
 	return gatherAt(l, eff, ns)
 }
@@ -171,7 +163,7 @@ func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 	}
 	m := loop.Args[0]
 	for fv := range ir.FreeVars(m) {
-		if bindsName(l.Body, fv) {
+		if lower.Binds(l.Body, fv) {
 			return nil, false
 		}
 	}
@@ -179,12 +171,12 @@ func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 		return nil, false
 	}
 	for fv := range ir.FreeVars(lam) {
-		if bindsName(l.Body, fv) {
+		if lower.Binds(l.Body, fv) {
 			return nil, false
 		}
 	}
 	for fv := range ir.FreeVars(n) {
-		if bindsName(l.Body, fv) {
+		if lower.Binds(l.Body, fv) {
 			return nil, false
 		}
 	}
@@ -310,19 +302,12 @@ func plainCount(m ir.Expr) bool {
 	return ok
 }
 
-// bindsName reports whether e binds name (a let or a lambda).
-func bindsName(e ir.Expr, name string) bool {
-	found := false
-	ir.Inspect(e, func(x ir.Expr) bool {
-		switch x := x.(type) {
-		case *ir.Let:
-			for _, v := range x.Vars {
-				found = found || v.Name == name
-			}
-		case *ir.Lam:
-			found = found || x.Param.Name == name
-		}
-		return !found
-	})
-	return found
+// wrapLets returns body inside copies of the lets of chain (outermost
+// first), each with body in place of its own.
+func wrapLets(chain []*ir.Let, body ir.Expr) ir.Expr {
+	for k := len(chain) - 1; k >= 0; k-- {
+		x := chain[k]
+		body = &ir.Let{P: x.P, Vars: x.Vars, Pattern: x.Pattern, Rhs: x.Rhs, Body: body, Of: x.Of}
+	}
+	return body
 }

@@ -40,15 +40,7 @@ func TestGatherElements(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		want := evalExpr(t, e)
-		args := make([]ir.Expr, len(tapeVars))
-		for k, v := range tapeVars {
-			args[k] = v
-		}
-		f := &ir.Func{Name: ir.Name{Base: "f"}, Params: tapeVars, Arg: ir.ArgType(args), Result: e.Type(), Body: e}
-		prog := &ir.Program{Funcs: []*ir.Func{f}}
-		if err := gatherElements(&Context{Prog: prog}); err != nil {
-			t.Fatal(err)
-		}
+		f, prog := gathered(t, e)
 		if err := ir.Check(prog); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
@@ -72,6 +64,20 @@ func TestGatherKeepsIndexErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f, prog := gathered(t, e)
+	text := ir.FormatExpr(f.Body)
+	if !strings.Contains(text, "ondemand") {
+		t.Fatalf("not rewritten: %s", text)
+	}
+	_, err = eval.Call(prog, f, int64(4), 0.5, 0.25, eval.Vec(0.1, 0.2, 0.3, 0.4), eval.Vec(1.0, 2.0, 3.0))
+	if err == nil || !strings.Contains(err.Error(), "test:1:84") || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("reading element 4 of 4: %v, want an index out of range at test:1:84\n%s", err, text)
+	}
+}
+
+// gathered runs gather on a function of tapeVars whose body is e.
+func gathered(t *testing.T, e ir.Expr) (*ir.Func, *ir.Program) {
+	t.Helper()
 	args := make([]ir.Expr, len(tapeVars))
 	for k, v := range tapeVars {
 		args[k] = v
@@ -81,12 +87,5 @@ func TestGatherKeepsIndexErrors(t *testing.T) {
 	if err := gatherElements(&Context{Prog: prog}); err != nil {
 		t.Fatal(err)
 	}
-	text := ir.FormatExpr(f.Body)
-	if !strings.Contains(text, "ondemand") {
-		t.Fatalf("not rewritten: %s", text)
-	}
-	_, err = eval.Call(prog, f, int64(4), 0.5, 0.25, eval.Vec(0.1, 0.2, 0.3, 0.4), eval.Vec(1.0, 2.0, 3.0))
-	if err == nil || !strings.Contains(err.Error(), "test:1:84") || !strings.Contains(err.Error(), "out of range") {
-		t.Errorf("reading element 4 of 4: %v, want an index out of range at test:1:84\n%s", err, text)
-	}
+	return f, prog
 }
