@@ -17,7 +17,8 @@ import (
 //
 //	(let (c (lte (mul s m) n))
 //	  (let (v (build (if c 0 n) (lam (i : Integer) e)))
-//	    ... (build m (lam (j : Integer) ... (if c (let (i k) e) (index k v)) ...)) ...))
+//	    ... (build m (lam (j : Integer)
+//	          ... (if c (let (i k) (assert (and (gte i 0) (lt i n)) e)) (index k v)) ...)) ...))
 //
 // where s is the number of places the loop reads v. When the loop reads
 // at most n elements (c), each is computed where it is read and v is
@@ -38,10 +39,12 @@ import (
 // variable of e. An element computed where it is read is checked as the
 // read was: an index out of v's range fails ("index out of range", at the
 // read). An element that is never read is never computed, so it cannot
-// fail, as a dead let cannot. The pass runs once, between two rounds of simplification:
-// the second computes only the part of an element that is read (a
-// coordinate of a vertex), and leaves alone the vector made here, whose
-// count is not an atom (lower's fusion needs one), as this pass would.
+// fail, as a dead let cannot.
+//
+// The pass runs once, between two rounds of simplification: the second
+// computes only the part of an element that is read (a coordinate of a
+// vertex), and leaves alone the vector made here, whose count is not an
+// atom (lower's fusion needs one), as this pass would.
 func gatherElements(ctx *Context) error {
 	eff := lower.ComputeEffects(ctx.Prog)
 	rec := ir.Recursive(ctx.Prog.Funcs)
@@ -106,13 +109,14 @@ func gather(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 	if l.Pattern || len(l.Vars) != 1 {
 		return nil, false
 	}
-	// The lets after v's that do not read it (the loop's count, say) are
-	// moved in front of it, where the test can read what they bind.
+	// The lets after v's that do not read it (the loop's count, say) and
+	// have no effect are moved in front of it, where the test can read
+	// what they bind.
 	var before []*ir.Let
 	body := l.Body
 	for {
 		x, ok := body.(*ir.Let)
-		if !ok || ir.Occurs(l.Vars[0].Name, x.Rhs) || bindsFree(x, l.Rhs) {
+		if !ok || ir.Occurs(l.Vars[0].Name, x.Rhs) || bindsFree(x, l.Rhs) || lower.HasEffect(x.Rhs, eff) {
 			break
 		}
 		before = append(before, x)
