@@ -143,7 +143,7 @@ func bindsFree(l *ir.Let, e ir.Expr) bool {
 	return false
 }
 
-// gatherAt is gather of a let whose body's lets all read v.
+// gatherAt is gather once the lets that can move in front of v's have.
 func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 	b, ok := l.Rhs.(*ir.Call)
 	if !ok || b.Prim == nil || b.Prim.Name != "build" || len(b.Args) != 2 || b.Args[0].Type().Kind != types.Integer {
@@ -213,7 +213,10 @@ func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 		}
 		// An index into a read, (index j (if c e (index k v))), goes into
 		// both branches, so that simplify computes only what it reads.
-		if y, ok := read.Args[len(read.Args)-1].(*ir.If); ok && made[y] && read.Prim != nil && read.Prim.Name == "index" {
+		if read.Prim == nil || read.Prim.Name != "index" || len(read.Args) != 2 {
+			return x
+		}
+		if y, ok := read.Args[1].(*ir.If); ok && made[y] {
 			z := ir.MkIf(read.P, c,
 				ir.MkPrim(read.P, "index", read.Args[0], y.Then),
 				ir.MkPrim(read.P, "index", ir.Copy(read.Args[0], ir.Pos{}), y.Else))

@@ -23,6 +23,7 @@ func TestGatherElements(t *testing.T) {
 		{"a gather of 2 of 4", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (index (sub 3 j) w))))", true},
 		{"a gather of 12 of 4 (made as before)", "(let (w " + w + ") (sumbuild (mul 3 n) (lam (j : Integer) (index (div j 3) w))))", true},
 		{"two reads in the loop", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (add (index j w) (index (add j 1) w)))))", true},
+		{"a call of no argument in the loop", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (mul (pi) (index (sub 3 j) w)))))", true},
 		{"in a build", "(let (w " + w + ") (sum (build 3 (lam (j : Integer) (mul (index (sub 3 j) w) b)))))", true},
 		{"read outside the loop too", "(let (w " + w + ") (add (index 1 w) (sumbuild 2 (lam (j : Integer) (index j w)))))", false},
 		{"read whole", "(let (w " + w + ") (add (sum w) (sumbuild 2 (lam (j : Integer) (index j w)))))", false},
