@@ -57,6 +57,7 @@ var Passes = []Pass{
 	{Name: "tape-loops", Doc: "a build records what a later loop over the same range computes again (the reverse loop of derived code)", Run: tapeLoops},
 	{Name: "unzip", Doc: "a vector of tuples of scalars read only by element is kept as a tuple of vectors (lower.Unzip)", Run: unzipPass},
 	{Name: "gather", Doc: "a vector one loop reads at fewer indices than it has is computed where it is read", Run: gatherElements, Expands: true},
+	{Name: "rows", Doc: "a loop over (mul c n) elements whose body shares work between each c of them runs by rows of c", Run: splitRows, Expands: true},
 	{Name: "simplify-again", Doc: "simplify what CSE and unzip exposed", Run: simplifyPass},
 	{Name: "drop-copies", Doc: "an accumulator started as a zero and given an owned value is that value (no copy)", Run: dropCopies},
 	{Name: "untape", Doc: "a fold's tape read only at its last entry (its reverse pass dropped) is the fold", Run: untapeFolds},

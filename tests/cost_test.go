@@ -876,7 +876,48 @@ func TestGatherComputesReadElements(t *testing.T) {
   (let (v (build n (lam (i : Integer) (elem x i))))
     (build m (lam (j : Integer) (sub (index (mul 2 j) v) (index (add (mul 2 j) 1) v))))))
 `
-	file := filepath.Join(t.TempDir(), "gather.ks")
+	compareCounts(t, src, []countCase{
+		{"f", []eval.Value{0.001, int64(1000), int64(10)}, 0.02},
+		{"fc", []eval.Value{0.001, int64(1000), int64(10)}, 0.02},
+		{"g", []eval.Value{0.001, int64(100)}, 1.01},
+		{"h", []eval.Value{0.001, int64(1000), int64(5)}, 0.02},
+	})
+}
+
+// TestRowsComputeSharedOnce: a loop over the 3 coordinates of n points,
+// each coordinate computing its point (a call running a loop), runs by
+// rows of 3 (optimise's rows pass), computing each point once instead of
+// three times: a third of the operations as written, and a little more.
+// Counted by the evaluator, as TestGatherComputesReadElements.
+func TestRowsComputeSharedOnce(t *testing.T) {
+	src := `(def point (Vec Float) ((x : Float) (i : Integer))
+  (build 3 (lam (r : Integer)
+    (sumbuild 50 (lam (b : Integer) (sin (mul x (to_float (add i (add r b))))))))))
+(def f (Vec Float) ((x : Float) (n : Integer))
+  (build (mul 3 n) (lam (k : Integer)
+    (let ((i (div k 3)) (p (point x i)))
+      (mul (index (sub k (mul 3 i)) p) (to_float k))))))
+`
+	compareCounts(t, src, []countCase{
+		{"f", []eval.Value{0.001, int64(100)}, 0.4},
+	})
+}
+
+// A countCase is a function of a program called with args, and the
+// largest ratio allowed of the operations it runs optimised to those it
+// runs as written.
+type countCase struct {
+	name string
+	args []eval.Value
+	most float64
+}
+
+// compareCounts loads src as written and optimised, and checks for each
+// case that both give the same value and that the optimised count of
+// operations (eval.CallCounting) is at most most times the written one.
+func compareCounts(t *testing.T, src string, cases []countCase) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "count.ks")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -891,17 +932,7 @@ func TestGatherComputesReadElements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name string
-		args []eval.Value
-		// the largest ratio of the optimised count to the written one
-		most float64
-	}{
-		{"f", []eval.Value{0.001, int64(1000), int64(10)}, 0.02},
-		{"fc", []eval.Value{0.001, int64(1000), int64(10)}, 0.02},
-		{"g", []eval.Value{0.001, int64(100)}, 1.01},
-		{"h", []eval.Value{0.001, int64(1000), int64(5)}, 0.02},
-	} {
+	for _, tc := range cases {
 		var before, after int64
 		var want, got eval.Value
 		for _, f := range written.Funcs {
@@ -917,9 +948,13 @@ func TestGatherComputesReadElements(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
+		if before == 0 || after == 0 {
+			t.Fatalf("%s: not found, or no operation counted", tc.name)
+		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: %v optimised, %v as written", tc.name, got, want)
 		}
+		t.Logf("%s: %d operations optimised, %d as written", tc.name, after, before)
 		if r := float64(after) / float64(before); r > tc.most {
 			t.Errorf("%s: %d operations optimised, %d as written: %.3g times, want at most %g", tc.name, after, before, r, tc.most)
 		}

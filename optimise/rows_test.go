@@ -1,0 +1,57 @@
+package optimise
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/typecheck"
+)
+
+// TestSplitRows checks when a loop over (mul c n) elements is run by rows
+// of c: only when its count is a multiple of c it can see, and a let of
+// its body that runs a loop reads k only by (div k c); and that the value
+// does not change (n = 4, u has 3 elements).
+func TestSplitRows(t *testing.T) {
+	// shared is a loop reading i, a row's index.
+	const shared = "(sumbuild n (lam (l : Integer) (mul a (to_float (add l i)))))"
+	for _, tc := range []struct {
+		name, in string
+		applies  bool
+	}{
+		{"three a row", "(sum (build (mul 3 n) (lam (k : Integer) (let (i (div k 3)) (let (e " + shared + ") (let (j (sub k (mul 3 i))) (mul e (index j u))))))))", true},
+		{"k read in the row", "(sum (build (mul n 3) (lam (k : Integer) (let (i (div k 3)) (let (e " + shared + ") (mul e (to_float k)))))))", true},
+		{"a count bound to a multiple", "(let (m (mul 2 n)) (sum (build m (lam (k : Integer) (let (i (div k 2)) (let (e " + shared + ") (add e (to_float k))))))))", true},
+		{"the shared loop after a let of the row", "(sum (build (mul 3 n) (lam (k : Integer) (let (j (sub k (mul 3 (div k 3)))) (let (i (div k 3)) (let (e " + shared + ") (mul e (index j u))))))))", true},
+		{"nothing costly shared", "(sum (build (mul 3 n) (lam (k : Integer) (let (i (div k 3)) (let (e (to_float i)) (mul e (to_float k)))))))", false},
+		{"a count not a multiple", "(sum (build (add n 3) (lam (k : Integer) (let (i (div k 3)) (let (e " + shared + ") (mul e (to_float k)))))))", false},
+		{"another divisor", "(sum (build (mul 3 n) (lam (k : Integer) (let (i (div k 2)) (let (e " + shared + ") (mul e (to_float k)))))))", false},
+		{"the loop reads k", "(sum (build (mul 3 n) (lam (k : Integer) (let (i k) (let (e " + shared + ") e)))))", false},
+		{"a count bound twice", "(let (m (mul 2 n)) (add (let (m (add n 1)) (to_float m)) (sum (build m (lam (k : Integer) (let (i (div k 2)) (let (e " + shared + ") (add e (to_float k)))))))))", false},
+	} {
+		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := evalExpr(t, e)
+		args := make([]ir.Expr, len(tapeVars))
+		for k, v := range tapeVars {
+			args[k] = v
+		}
+		f := &ir.Func{Name: ir.Name{Base: "f"}, Params: tapeVars, Arg: ir.ArgType(args), Result: e.Type(), Body: e}
+		prog := &ir.Program{Funcs: []*ir.Func{f}}
+		if err := splitRows(&Context{Prog: prog}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ir.Check(prog); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		text := ir.FormatExpr(f.Body)
+		if got := evalExpr(t, f.Body); got != want {
+			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
+		}
+		if applies := strings.Contains(text, "rows"); applies != tc.applies {
+			t.Errorf("%s: rewritten %v, want %v: %s", tc.name, applies, tc.applies, text)
+		}
+	}
+}
