@@ -27,6 +27,9 @@ func TestSplitRows(t *testing.T) {
 		{"a count not a multiple", "(sum (build (add n 3) (lam (k : Integer) (let (i (div k 3)) (let (e " + shared + ") (mul e (to_float k)))))))", false},
 		{"another divisor", "(sum (build (mul 3 n) (lam (k : Integer) (let (i (div k 2)) (let (e " + shared + ") (mul e (to_float k)))))))", false},
 		{"the loop reads k", "(sum (build (mul 3 n) (lam (k : Integer) (let (i k) (let (e " + shared + ") e)))))", false},
+		{"a shared vector updated in place", "(sum (build (mul 3 n) (lam (k : Integer) (let (i (div k 3)) (let (z (build n (lam (l : Integer) (mul a (to_float (add l i)))))) (let (w ($addAt z 0 (to_float k))) (index 0 w)))))))", false},
+		{"a shared vector updated in place by another name", "(sum (build (mul 3 n) (lam (k : Integer) (let (i (div k 3)) (let (z (build n (lam (l : Integer) (mul a (to_float (add l i)))))) (let (y (tuple z 1.0)) (let (w ($addAt (get$1$2 y) 0 (to_float k))) (index 0 w))))))))", false},
+		{"a shared vector read beside one updated in place", "(sum (build (mul 3 n) (lam (k : Integer) (let (i (div k 3)) (let (z (build n (lam (l : Integer) (mul a (to_float (add l i)))))) (let (w ($addAt (constVec (size z) 0.0) 0 (index (sub k (mul 3 i)) u))) (mul (index 0 w) (index 1 z))))))))", true},
 		{"a count bound twice", "(let (m (mul 2 n)) (add (let (m (add n 1)) (to_float m)) (sum (build m (lam (k : Integer) (let (i (div k 2)) (let (e " + shared + ") (add e (to_float k)))))))))", false},
 	} {
 		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)
