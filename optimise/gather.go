@@ -161,6 +161,9 @@ func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 		return nil, false
 	}
 	v := l.Vars[0].Name
+	if lower.Binds(l.Body, v) {
+		return nil, false // the reads are found by name: v must mean one vector
+	}
 	sites, loop, ok := gatherSites(l.Body, v)
 	if !ok || len(sites) == 0 || loop == nil {
 		return nil, false

@@ -34,6 +34,7 @@ func TestGatherElements(t *testing.T) {
 		{"a count bound in the loop's body", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (let (m (add j 1)) (sumbuild m (lam (l : Integer) (index l w)))))))", false},
 		{"a fixed size", "(let (w (build 4 (lam (i : Integer) (mul a (to_float i))))) (sumbuild 2 (lam (j : Integer) (index j w))))", false},
 		{"a variable of the element bound again", "(let (w " + w + ") (let (a 2.0) (sumbuild 2 (lam (j : Integer) (mul a (index j w))))))", false},
+		{"the vector's name bound again", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (let (w (build 2 (lam (i : Integer) b))) (index (sub 1 j) w)))))", false},
 		{"an index reading the vector", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (index (if (gt (index 0 w) 1.0) 1 0) w))))", false},
 	} {
 		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)

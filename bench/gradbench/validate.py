@@ -8,8 +8,9 @@ run.
 GRADBENCH is a checkout of github.com/gradbench/gradbench, EVAL an eval
 (lse, llsq, ...), TOOL the command of the tool under test:
 DIR/ksc-gradbench (built by `go run ./bench/gradbench -o DIR`), or
-`python3 -m gradbench.cpp manual` for GradBench's hand-written C++, both
-run from GRADBENCH. --compare CMD (one string) runs a second tool beside
+`python3 -m gradbench.cpp manual` for GradBench's hand-written C++ (or
+`tapenade` for its Tapenade C, for ba, gmm, ht and lstm), all run from
+GRADBENCH. --compare CMD (one string) runs a second tool beside
 it: every message goes to both, the second right after the first, and its
 times are reported too, its outputs not validated. EVAL-ARGS go to the eval
 (--min-seconds 0.3, -n 1000 ...). The eval and the tools are connected
@@ -112,6 +113,10 @@ def main():
     with open(os.path.join(inc, "json.hpp"), "w") as f:
         f.write("#include <nlohmann/json.hpp>\n")
     os.environ["CXXFLAGS"] = "-std=c++17 -O3 -Wall -I../../cpp -I" + inc
+    # The tapenade tool's Makefile sets CXXFLAGS itself: make's -e lets the
+    # environment's win there too (--compare "python3 -m gradbench.cpp
+    # tapenade").
+    os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " e").strip()
     # The evals that validate against the manual tool build it; saddle and
     # particle, which it does not implement, check fixed values.
     if os.path.exists(os.path.join("tools", "manual", name + ".cpp")):
