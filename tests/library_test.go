@@ -117,6 +117,22 @@ func TestArenaReuse(t *testing.T) {
 	if want := 2 * 0.0001 * (0.01 - 2*euler(rows-1)); math.Abs(z11-want) > 1e-15 {
 		t.Errorf("steps2: z[1][1] = %.17g, want %.17g", z11, want)
 	}
+	// A build of vectors each made with a temporary 32 times as large
+	// keeps its elements (rows x 2 doubles and their headers: 256 KB, and
+	// the scratch buffer), not every row's temporary too (4 MB more), and
+	// the kept rows hold the right values: row i is (sum_j i mu_j, i mu_1).
+	if got, want := bytes["blocks"], chunk+4096; got == 0 || got > want {
+		t.Errorf("blocks holds %d bytes after a call, want at most %d (host printed %q)", got, want, out)
+	}
+	var b0, b1 float64
+	for _, l := range strings.Split(out, "\n") {
+		fmt.Sscanf(l, "b0 %g", &b0)
+		fmt.Sscanf(l, "b1 %g", &b1)
+	}
+	last := float64(rows - 1)
+	if want0, want1 := last*0.01*float64(cols*(cols-1)/2), last*0.01; math.Abs(b0-want0) > 1e-12*want0 || b1 != want1 {
+		t.Errorf("blocks: last row (%.17g, %.17g), want (%.17g, %.17g)", b0, b1, want0, want1)
+	}
 	// A reset keeps one chunk as large as the call used, so the same call
 	// again allocates nothing more.
 	if got, kept := bytes["again"], bytes["reset"]; kept != bytes["rev"] || got != kept {

@@ -274,6 +274,139 @@ func (f *fn) iterEnd(sr *stateRelease, acc, x string, t *types.Type) {
 	f.line("%s = %s;", acc, x)
 }
 
+// Builds whose elements hold pointers.
+//
+// A build whose elements are tensors (a Jacobian block per observation, a
+// row per point) cannot release its iterations' memory the way
+// releaseAfter does: each element points into it. Without help the arena
+// keeps every iteration's temporaries as well, and the elements lie far
+// apart among them, which a later loop reading the elements in order
+// pays for in cache misses. So each iteration's element is kept as a
+// loop's state of several tensors is (above): its pieces allocated since
+// the iteration began are copied to the scratch buffer, the arena is
+// released to the iteration's start, and they are copied back, when that
+// is at most half of what the iteration allocated and nothing it did
+// stored a pointer elsewhere (ctx->escaped). The elements then lie next
+// to each other, and the temporaries' memory is reused.
+
+// An elemKeep is the arena reuse of one such build.
+type elemKeep struct {
+	mark  string // the ks_mark variable: where the iteration began
+	saved string // ctx->escaped of the enclosing code, during an iteration
+}
+
+// beginElemKeep starts keeping the elements of type t of a build whose
+// element is computed by body, or returns nil when it cannot or need not
+// (elements without pointers are released by releaseAfter). It keeps
+// only in a function's outermost loops, whose iterations are large, and
+// when the body may allocate something besides its element: else the
+// check would cost each element more than it saves (a matrix product's
+// rows; the records of a tape made in a loop over data points).
+func (f *fn) beginElemKeep(t *types.Type, body ir.Expr) *elemKeep {
+	if f.depth > 0 || t.IsUniform() || !t.IsPlain() || storesPointer(body) || !f.e.allocatesBesides(body) {
+		return nil
+	}
+	k := &elemKeep{mark: f.fresh("mark")}
+	f.line("ks_mark %s = ks_arena_mark(ctx);", k.mark)
+	return k
+}
+
+// allocatesBesides reports whether evaluating e may allocate arena memory
+// that is not part of its value: a let's value, a function's temporaries,
+// what a loop making e's tensors allocates for each element. Like
+// mayAllocate, it may answer true wrongly, never false.
+func (e *emitter) allocatesBesides(x ir.Expr) bool {
+	switch x := x.(type) {
+	case *ir.Let:
+		return e.mayAllocate(x.Rhs) || e.allocatesBesides(x.Body)
+	case *ir.If:
+		return e.mayAllocate(x.Cond) || e.allocatesBesides(x.Then) || e.allocatesBesides(x.Else)
+	case *ir.Assert:
+		return e.mayAllocate(x.Cond) || e.allocatesBesides(x.Body)
+	case *ir.Tuple:
+		for _, y := range x.Elems {
+			if e.allocatesBesides(y) {
+				return true
+			}
+		}
+		return false
+	case *ir.Get:
+		return e.mayAllocate(x.X)
+	case *ir.Call:
+		if x.Fn != nil {
+			return e.funcAllocatesBesides(x.Fn) || e.argsAllocate(x)
+		}
+		for _, a := range x.Args {
+			if lam, ok := a.(*ir.Lam); ok {
+				a = lam.Body
+			}
+			if e.mayAllocate(a) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// argsAllocate reports whether evaluating c's arguments may allocate.
+func (e *emitter) argsAllocate(c *ir.Call) bool {
+	for _, a := range c.Args {
+		if e.mayAllocate(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// funcAllocatesBesides reports whether calling f may allocate something
+// besides its result (allocatesBesides of its body). A function being
+// analysed (recursion) is assumed to.
+func (e *emitter) funcAllocatesBesides(f *ir.Func) bool {
+	if a, ok := e.besides[f]; ok {
+		return a
+	}
+	if f.Body == nil {
+		return false // an edef'd C function does not see the arena
+	}
+	e.besides[f] = true
+	a := e.allocatesBesides(f.Body)
+	e.besides[f] = a
+	return a
+}
+
+// elemStart begins an iteration.
+func (f *fn) elemStart(k *elemKeep) {
+	if k == nil {
+		return
+	}
+	k.saved = f.fresh("escaped")
+	f.line("bool %s = ctx->escaped;", k.saved)
+	f.line("ctx->escaped = false;")
+}
+
+// elemEnd ends an iteration whose element is x, of type t, and returns
+// the element to store.
+func (f *fn) elemEnd(k *elemKeep, x string, t *types.Type) string {
+	if k == nil {
+		return x
+	}
+	y := f.fresh("elem")
+	f.line("%s %s = %s;", f.e.ctype(t), y, x)
+	bytes := f.fresh("bytes")
+	f.line("size_t %s;", bytes)
+	f.line("if (!ctx->escaped && 2 * (%s = %s(ctx, %s, &%s)) <= ctx->in_use - %s.in_use) {",
+		bytes, f.e.helper("keepsize", t), k.mark, y, k.mark)
+	f.line("  char *%s_at = ks_scratch(ctx, %s);", bytes, bytes)
+	f.line("  %s(ctx, %s, &%s, &%s_at);", f.e.helper("keepout", t), k.mark, y, bytes)
+	f.line("  ks_arena_release(ctx, %s);", k.mark)
+	f.line("  %s(ctx, &%s);", f.e.helper("keepin", t), y)
+	f.line("}")
+	f.line("%s = ks_arena_mark(ctx);", k.mark)
+	f.line("ctx->escaped = ctx->escaped || %s;", k.saved)
+	return y
+}
+
 // pointerPaths returns the C field paths (".f0.data") of the pointers in a
 // value of type t that are reachable through tuples, for types built of
 // tuples, scalars and tensors only.

@@ -71,6 +71,7 @@ func Emit(prog *ir.Program, opts Options) (out *Output, err error) {
 		fnNames:   map[*ir.Func]string{},
 		usedNames: map[string]bool{},
 		allocates: map[*ir.Func]bool{},
+		besides:   map[*ir.Func]bool{},
 		effects:   lower.ComputeEffects(prog),
 	}
 	if opts.Threads {
@@ -120,6 +121,7 @@ type emitter struct {
 	tmp       int
 
 	allocates map[*ir.Func]bool   // funcAllocates's answers
+	besides   map[*ir.Func]bool   // funcAllocatesBesides's answers
 	effects   lower.Effects       // the functions that print
 	repeated  map[*ir.Func]bool   // repeatedFuncs (Threads only)
 	parSites  int                 // parallel loops emitted: each is a site of ks_par_begin

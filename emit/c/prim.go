@@ -152,12 +152,17 @@ func (f *fn) primBuild(c *primCall) string {
 		return r
 	}
 	release := f.releaseAfter(c.e.T.Elem, lam.Body)
+	var keep *elemKeep
+	if release == "" {
+		keep = f.beginElemKeep(c.e.T.Elem, lam.Body)
+	}
 	f.versioned(f.rank1Guard(lam, sizes, c.sc), func() {
 		if len(sizes) == 1 && pureScalarBody(lam) {
 			f.line("KS_IVDEP")
 		}
 		f.loop(len(sizes), sizes, func(idx, flat string) {
-			x := f.apply(lam, idx, c.sc)
+			f.elemStart(keep)
+			x := f.elemEnd(keep, f.apply(lam, idx, c.sc), c.e.T.Elem)
 			f.line("%s.data[%s] = %s;", r, flat, x)
 			f.release(release)
 		})

@@ -4,7 +4,8 @@
  * BYTES"); then after n steps of a fold of a vector of 64 (steps: "steps
  * BYTES") and the state's element 1 ("y1 VALUE"); then the same for
  * steps2 ("steps2 BYTES", "y1 VALUE", and row 1's element 1 of z, "z11
- * VALUE"). */
+ * VALUE"); then after blocks of n rows ("blocks BYTES") and the last
+ * row ("b0 VALUE", "b1 VALUE"). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,6 +50,12 @@ int main(int argc, char **argv) {
   printf("steps2 %zu\n", loops_ctx_bytes(ctx));
   printf("y1 %.17g\n", s2.f0.data[1]);
   printf("z11 %.17g\n", s2.f1.data[1].data[1]);
+  loops_ctx_free(ctx);
+  ctx = loops_ctx_new();
+  loops_vec_vec_f64 b;
+  if (loops_blocks(ctx, m, n, &b) != 0) return 8;
+  printf("blocks %zu\n", loops_ctx_bytes(ctx));
+  printf("b0 %.17g\nb1 %.17g\n", b.data[n - 1].data[0], b.data[n - 1].data[1]);
   loops_ctx_free(ctx);
   return 0;
 }
