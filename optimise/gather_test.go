@@ -42,7 +42,7 @@ func TestGatherElements(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		want := evalExpr(t, e)
-		f, prog := gathered(t, e)
+		f, prog := runPass(t, e, gatherElements)
 		if err := ir.Check(prog); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
@@ -66,7 +66,7 @@ func TestGatherKeepsIndexErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, prog := gathered(t, e)
+	f, prog := runPass(t, e, gatherElements)
 	text := ir.FormatExpr(f.Body)
 	if !strings.Contains(text, "ondemand") {
 		t.Fatalf("not rewritten: %s", text)
@@ -77,8 +77,9 @@ func TestGatherKeepsIndexErrors(t *testing.T) {
 	}
 }
 
-// gathered runs gather on a function of tapeVars whose body is e.
-func gathered(t *testing.T, e ir.Expr) (*ir.Func, *ir.Program) {
+// runPass runs pass on a program of one function of tapeVars whose body
+// is e.
+func runPass(t *testing.T, e ir.Expr, pass func(*Context) error) (*ir.Func, *ir.Program) {
 	t.Helper()
 	args := make([]ir.Expr, len(tapeVars))
 	for k, v := range tapeVars {
@@ -86,7 +87,7 @@ func gathered(t *testing.T, e ir.Expr) (*ir.Func, *ir.Program) {
 	}
 	f := &ir.Func{Name: ir.Name{Base: "f"}, Params: tapeVars, Arg: ir.ArgType(args), Result: e.Type(), Body: e}
 	prog := &ir.Program{Funcs: []*ir.Func{f}}
-	if err := gatherElements(&Context{Prog: prog}); err != nil {
+	if err := pass(&Context{Prog: prog}); err != nil {
 		t.Fatal(err)
 	}
 	return f, prog

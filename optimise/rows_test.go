@@ -37,15 +37,7 @@ func TestSplitRows(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		want := evalExpr(t, e)
-		args := make([]ir.Expr, len(tapeVars))
-		for k, v := range tapeVars {
-			args[k] = v
-		}
-		f := &ir.Func{Name: ir.Name{Base: "f"}, Params: tapeVars, Arg: ir.ArgType(args), Result: e.Type(), Body: e}
-		prog := &ir.Program{Funcs: []*ir.Func{f}}
-		if err := splitRows(&Context{Prog: prog}); err != nil {
-			t.Fatal(err)
-		}
+		f, prog := runPass(t, e, splitRows)
 		if err := ir.Check(prog); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}

@@ -218,12 +218,35 @@ func (f *fn) beginStateRelease(t *types.Type, body ir.Expr) *stateRelease {
 
 // iterStart begins an iteration.
 func (f *fn) iterStart(sr *stateRelease) {
-	if sr == nil {
-		return
+	if sr != nil {
+		sr.saved = f.saveEscaped()
 	}
-	sr.saved = f.fresh("escaped")
-	f.line("bool %s = ctx->escaped;", sr.saved)
+}
+
+// saveEscaped begins an iteration that may release the arena: it saves
+// ctx->escaped of the enclosing code in a variable, which it returns, and
+// clears it for the iteration to set.
+func (f *fn) saveEscaped() string {
+	saved := f.fresh("escaped")
+	f.line("bool %s = ctx->escaped;", saved)
 	f.line("ctx->escaped = false;")
+	return saved
+}
+
+// keepCopy returns the test and the statements that keep x, of type t,
+// through the scratch buffer (keepsize, keepout, keepin): its pieces
+// allocated since base, if they are at most half of what was allocated
+// since the mark from, are copied out, the arena is released to base,
+// and they are copied back. bytes is a size_t variable for their size.
+func (f *fn) keepCopy(t *types.Type, base, from, x, bytes string) (string, []string) {
+	cond := fmt.Sprintf("!ctx->escaped && 2 * (%s = %s(ctx, %s, &%s)) <= ctx->in_use - %s.in_use",
+		bytes, f.e.helper("keepsize", t), base, x, from)
+	return cond, []string{
+		fmt.Sprintf("char *%s_at = ks_scratch(ctx, %s);", bytes, bytes),
+		fmt.Sprintf("%s(ctx, %s, &%s, &%s_at);", f.e.helper("keepout", t), base, x, bytes),
+		fmt.Sprintf("ks_arena_release(ctx, %s);", base),
+		fmt.Sprintf("%s(ctx, &%s);", f.e.helper("keepin", t), x),
+	}
 }
 
 // iterEnd ends an iteration whose new state is x, assigning it to acc.
@@ -256,12 +279,11 @@ func (f *fn) iterEnd(sr *stateRelease, acc, x string, t *types.Type) {
 		f.line("  %s = ks_arena_mark(ctx);", sr.mark)
 	}
 	if sr.keep {
-		f.line("} else if (!ctx->escaped && 2 * (%s = %s(ctx, %s, &%s)) <= ctx->in_use - %s.in_use) {",
-			bytes, f.e.helper("keepsize", t), sr.base, x, sr.mark)
-		f.line("  char *%s_at = ks_scratch(ctx, %s);", bytes, bytes)
-		f.line("  %s(ctx, %s, &%s, &%s_at);", f.e.helper("keepout", t), sr.base, x, bytes)
-		f.line("  ks_arena_release(ctx, %s);", sr.base)
-		f.line("  %s(ctx, &%s);", f.e.helper("keepin", t), x)
+		cond, stmts := f.keepCopy(t, sr.base, sr.mark, x, bytes)
+		f.line("} else if (%s) {", cond)
+		for _, st := range stmts {
+			f.line("  %s", st)
+		}
 		f.line("  %s = ks_arena_mark(ctx);", sr.mark)
 	}
 	f.line("} else {")
@@ -377,12 +399,9 @@ func (e *emitter) funcAllocatesBesides(f *ir.Func) bool {
 
 // elemStart begins an iteration.
 func (f *fn) elemStart(k *elemKeep) {
-	if k == nil {
-		return
+	if k != nil {
+		k.saved = f.saveEscaped()
 	}
-	k.saved = f.fresh("escaped")
-	f.line("bool %s = ctx->escaped;", k.saved)
-	f.line("ctx->escaped = false;")
 }
 
 // elemEnd ends an iteration whose element is x, of type t, and returns
@@ -395,12 +414,11 @@ func (f *fn) elemEnd(k *elemKeep, x string, t *types.Type) string {
 	f.line("%s %s = %s;", f.e.ctype(t), y, x)
 	bytes := f.fresh("bytes")
 	f.line("size_t %s;", bytes)
-	f.line("if (!ctx->escaped && 2 * (%s = %s(ctx, %s, &%s)) <= ctx->in_use - %s.in_use) {",
-		bytes, f.e.helper("keepsize", t), k.mark, y, k.mark)
-	f.line("  char *%s_at = ks_scratch(ctx, %s);", bytes, bytes)
-	f.line("  %s(ctx, %s, &%s, &%s_at);", f.e.helper("keepout", t), k.mark, y, bytes)
-	f.line("  ks_arena_release(ctx, %s);", k.mark)
-	f.line("  %s(ctx, &%s);", f.e.helper("keepin", t), y)
+	cond, stmts := f.keepCopy(t, k.mark, k.mark, y, bytes)
+	f.line("if (%s) {", cond)
+	for _, st := range stmts {
+		f.line("  %s", st)
+	}
 	f.line("}")
 	f.line("%s = ks_arena_mark(ctx);", k.mark)
 	f.line("ctx->escaped = ctx->escaped || %s;", k.saved)
