@@ -14,7 +14,7 @@ import (
 //
 // becomes
 //
-//	(let (rows (build (div (mul c n) c) (lam (q : Integer)
+//	(let (rows (build (if (gte (mul c n) 0) n (mul c n)) (lam (q : Integer)
 //	             (let (i q) (let (e (f i))
 //	               (build c (lam (r : Integer)
 //	                 (let (k (add (mul c q) r)) (let (j (sub k (mul c i))) body)))))))))
@@ -22,13 +22,23 @@ import (
 //	    (index (sub k (mul c (div k c))) (index (div k c) rows)))))
 //
 // when c is an integer constant (at least 2) and the loop's count is
-// (mul c n) or a variable bound to it. Every (div k c) becomes q; a let of
-// the body's chain (before any let with an effect) that then reads
-// neither k nor a variable of a let left in the row's loop moves out to
-// q's, where it runs once per row instead of once per element. It applies
-// only if such a let runs a loop or calls a function: otherwise the rows
-// cost more than they save. Each element is the same expression at the
-// same k, so the values are the same bit for bit.
+// (mul c n) or a variable bound to it (then (div m c) rows). Every
+// (div k c) becomes q; a let of the body's chain that then reads neither
+// k nor a variable of a let left in the row's loop moves out to q's,
+// where it runs once per row instead of once per element (splitBody says
+// which stay). It applies only if such a let runs a loop or calls a
+// function: otherwise the rows cost more than they save. A sumbuild reads
+// its terms from the rows the same way, adding the same values in the
+// same order. A fold of derived code over k ($ifold, $ifoldr) becomes a
+// fold over the rows of a fold over the row's elements, the state
+// threaded through both in the same order:
+//
+//	($ifold (mul c n) s0 (lam (s_k : Tuple S Integer) (let ((s k) s_k) body)))
+//
+// becomes ($ifold n s0 (lam (s_q ...) (let ((s0' q) s_q) <the row's lets>
+// ($ifold c s0' (lam (s_r ...) (let ((s r) s_r) (let (k ...) body'))))))).
+// Each element is the same expression at the same k, so the values are
+// the same bit for bit.
 //
 // Least-squares residuals are written this way, several coordinates of
 // one point per row of a flat vector: GradBench's ht reads a skinned
@@ -264,7 +274,7 @@ func splitBody(body ir.Expr, k, st *ir.Var, c int64, eff lower.Effects, upd para
 		}
 		updated := map[string]bool{}
 		for _, l := range sp.out {
-			if updatedInPlace(l.Vars, wrapLets(sp.in, sp.tail), upd) {
+			if updatedInPlace(l.Vars, wrapLets(sp.in, sp.tail), upd, st != nil) {
 				for _, v := range l.Vars {
 					updated[v.Name] = true
 				}
@@ -292,10 +302,11 @@ func bindsAny(l *ir.Let, set map[string]bool) bool {
 // updatedInPlace reports whether e may update a value of vars in place:
 // a value holding a tensor that may share its storage (mayShare) reaches
 // the first argument of an in-place primitive ($addAt and the others of
-// derived code), or an argument of a call that the function may update
-// (upd), through lets, projections, calls and the initial states of
-// loops.
-func updatedInPlace(vars []*ir.Var, e ir.Expr, upd paramUpdates) bool {
+// derived code), the value $setAt stores, or an argument of a call that
+// the function may update (upd), through lets, projections, calls and
+// the initial states of loops; or, if e is a fold's step (state), e's
+// value, the next step's state.
+func updatedInPlace(vars []*ir.Var, e ir.Expr, upd paramUpdates, state bool) bool {
 	alias := map[string]bool{}
 	for _, v := range vars {
 		if v.T.Contains(types.Tensor) {
@@ -318,6 +329,11 @@ func updatedInPlace(vars []*ir.Var, e ir.Expr, upd paramUpdates) bool {
 			if x.Prim != nil && x.Prim.InPlace && len(x.Args) > 0 && mayShare(x.Args[0], alias) {
 				found = true
 			}
+			// ($setAt acc i v) stores v where a later update of acc in
+			// place reaches it.
+			if x.Prim != nil && x.Prim.Name == "$setAt" && len(x.Args) == 3 && mayShare(x.Args[2], alias) {
+				found = true
+			}
 			if x.Fn != nil && len(upd[x.Fn]) > 0 {
 				for i, a := range x.Args {
 					if (upd[x.Fn][i] || len(x.Args) != len(x.Fn.Params)) && mayShare(a, alias) {
@@ -333,7 +349,9 @@ func updatedInPlace(vars []*ir.Var, e ir.Expr, upd paramUpdates) bool {
 		}
 		return !found
 	})
-	return found
+	// A fold's step hands its value on as the next step's state, which
+	// that step may update in place.
+	return found || state && mayShare(e, alias)
 }
 
 // paramUpdates holds, for each function, the parameters (by position)
@@ -351,7 +369,7 @@ func updatedParams(prog *ir.Program) paramUpdates {
 				continue
 			}
 			for i, p := range f.Params {
-				if upd[f][i] || !updatedInPlace([]*ir.Var{p}, f.Body, upd) {
+				if upd[f][i] || !updatedInPlace([]*ir.Var{p}, f.Body, upd, false) {
 					continue
 				}
 				if upd[f] == nil {
