@@ -266,7 +266,7 @@ func splitBody(body ir.Expr, k, st *ir.Var, c int64, eff lower.Effects, upd para
 					return nil, false // moved in front of a let reading another v
 				}
 			}
-			costly = costly || runsWork(x.Rhs)
+			costly = costly || !plainCount(x.Rhs) // runs a loop or calls a function
 			sp.out = append(sp.out, x)
 		}
 		if !costly {
@@ -440,21 +440,4 @@ func rowCount(m ir.Expr, c int64) ir.Expr {
 		}
 	}
 	return ir.MkPrim(m.Pos(), "div", ir.Copy(m, ir.Pos{}), ir.Int(m.Pos(), c))
-}
-
-// runsWork reports whether e runs a loop or calls a function.
-func runsWork(e ir.Expr) bool {
-	found := false
-	ir.Inspect(e, func(x ir.Expr) bool {
-		switch x := x.(type) {
-		case *ir.Lam:
-			found = true
-		case *ir.Call:
-			if x.Fn != nil {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
 }
