@@ -220,6 +220,9 @@ func (m *machine) sourcePrim(e *ir.Call, sc *env) Value {
 		return zeroTan(a[0])
 	case "$check":
 		return m.check(e, a, sc)
+	case "$checkIndex":
+		ksrt.CheckIndex(pos, a[0].(int64), a[1].(int64))
+		return a[0]
 	}
 	if v, ok := scalar(e.Prim.Name, pos, a); ok {
 		return v

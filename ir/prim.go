@@ -172,6 +172,15 @@ func idiv(x []any) (any, error) {
 	return q, nil
 }
 
+// evalCheckIndex is $checkIndex: i, or the error of an index out of range.
+func evalCheckIndex(x []any) (any, error) {
+	i, n := x[0].(int64), x[1].(int64)
+	if uint64(i) >= uint64(n) {
+		return nil, fmt.Errorf("index %d out of range for size %d", i, n)
+	}
+	return i, nil
+}
+
 // table is the primitive table. It is read-only after initialisation.
 var table = append(append(append(baseTable, lmTable...), bogTable...), jacTable...)
 
@@ -186,6 +195,8 @@ var baseTable = []*Prim{
 	{Name: "mul", Sig: sig(tI, tI, tI), Eval: ii(func(a, b int64) int64 { return a * b }), Exact: true, C: "ks_imul($0, $1)", Go: "($0 * $1)", Pure: true},
 	{Name: "div", Sig: sig(tF, tF, tF), Eval: ff(func(a, b float64) float64 { return a / b }), Exact: true, D: []string{"(lmScale x0 (div 1.0 x1))", "(lmScale x1 (neg (div r x1)))"}, C: "($0 / $1)", Go: "($0 / $1)", Pure: true},
 	{Name: "div", Sig: sig(tI, tI, tI), Eval: idiv, Exact: true, C: "ks_idiv($ctx, $pos, $0, $1)", Go: "IDiv($pos, $0, $1)"},
+	{Name: "$checkIndex", Sig: sig(tI, tI, tI), Eval: evalCheckIndex, C: "ks_checked_index($ctx, $pos, $0, $1)", Go: "CheckedIndex($pos, $0, $1)",
+		Doc: "($checkIndex i n): i, failing as an index out of range does unless 0 <= i < n (optimise's gather, where an element is computed as it is read)"},
 	{Name: "neg", Sig: sig(tF, tF), Eval: f1(func(a float64) float64 { return -a }), Exact: true, D: []string{"(lmScale x0 -1.0)"}, C: "(-$0)", Go: "(-$0)", Pure: true},
 	{Name: "neg", Sig: sig(tI, tI), Eval: func(x []any) (any, error) { return -x[0].(int64), nil }, Exact: true, C: "ks_ineg($0)", Go: "(-$0)", Pure: true},
 	{Name: "mul", Sig: sig(tF, tF, tI), Eval: func(x []any) (any, error) { return x[0].(float64) * float64(x[1].(int64)), nil }, Exact: true, D: []string{"(lmScale x0 (to_float x1))", ""}, C: "($0 * (double)$1)", Go: "float64($0 * float64($1))", Pure: true,

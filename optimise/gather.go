@@ -18,7 +18,7 @@ import (
 //	(let (c (lte (mul s m) n))
 //	  (let (v (build (if c 0 n) (lam (i : Integer) e)))
 //	    ... (build m (lam (j : Integer)
-//	          ... (if c (let (i k) (assert (and (gte i 0) (lt i n)) e)) (index k v)) ...)) ...))
+//	          ... (if c (let (i ($checkIndex k n)) e) (index k v)) ...)) ...))
 //
 // where s is the number of places the loop reads v. When the loop reads
 // at most n elements (c), each is computed where it is read and v is
@@ -37,8 +37,8 @@ import (
 // front of it), without calls of functions; n is an atom or the size
 // of one; e has no effect; and no binder of the body captures a free
 // variable of e. An element computed where it is read is checked as the
-// read was: an index out of v's range fails ("index out of range", at the
-// read). An element that is never read is never computed, so it cannot
+// read was: an index out of v's range fails as the read would, with the
+// same message at the read ($checkIndex). An element that is never read is never computed, so it cannot
 // fail, as a dead let cannot.
 //
 // The pass runs once, between two rounds of simplification: the second
@@ -202,15 +202,11 @@ func gatherAt(l *ir.Let, eff lower.Effects, ns *ir.Names) (ir.Expr, bool) {
 			return x
 		}
 		if sites[read] {
-			// (let (i k) (assert (and (gte i 0) (lt i n)) e)): the read's
-			// own check, an index out of range still an error.
+			// (let (i ($checkIndex k n)) e): the read's own check, an
+			// index out of range still its error.
 			elem := ir.FreshBinders(ir.Copy(lam, ir.Pos{}), ns).(*ir.Lam)
-			i := &ir.Var{P: read.P, T: elem.Param.T, Name: elem.Param.Name}
-			inRange := ir.MkPrim(read.P, "and",
-				ir.MkPrim(read.P, "gte", i, ir.Int(read.P, 0)),
-				ir.MkPrim(read.P, "lt", &ir.Var{P: read.P, T: i.T, Name: i.Name}, ir.Copy(n, ir.Pos{})))
-			checked := &ir.Assert{P: read.P, Cond: inRange, Body: elem.Body, Msg: "index out of range"}
-			y := ir.MkIf(read.P, c, ir.MkLet(read.P, elem.Param, read.Args[0], checked), read)
+			checked := ir.MkPrim(read.P, "$checkIndex", read.Args[0], ir.Copy(n, ir.Pos{}))
+			y := ir.MkIf(read.P, c, ir.MkLet(read.P, elem.Param, checked, elem.Body), read)
 			made[y] = true
 			return y
 		}

@@ -58,8 +58,8 @@ func TestGatherElements(t *testing.T) {
 
 // TestGatherKeepsIndexErrors: an element computed where it is read is
 // checked as the read was, so a read out of the vector's range still
-// fails at the read's position, rather than computing the element at an
-// index the vector does not have.
+// fails at the read's position with the read's message ($checkIndex),
+// rather than computing the element at an index the vector does not have.
 func TestGatherKeepsIndexErrors(t *testing.T) {
 	in := "(let (w (build n (lam (i : Integer) (to_float i)))) (sumbuild 2 (lam (j : Integer) (index (add j 3) w))))"
 	e, err := typecheck.CheckExpr("test", in, tapeVars)
@@ -72,8 +72,8 @@ func TestGatherKeepsIndexErrors(t *testing.T) {
 		t.Fatalf("not rewritten: %s", text)
 	}
 	_, err = eval.Call(prog, f, int64(4), 0.5, 0.25, eval.Vec(0.1, 0.2, 0.3, 0.4), eval.Vec(1.0, 2.0, 3.0))
-	if err == nil || !strings.Contains(err.Error(), "test:1:84") || !strings.Contains(err.Error(), "out of range") {
-		t.Errorf("reading element 4 of 4: %v, want an index out of range at test:1:84\n%s", err, text)
+	if err == nil || !strings.Contains(err.Error(), "test:1:84") || !strings.Contains(err.Error(), "index 4 out of range for size 4") {
+		t.Errorf("reading element 4 of 4: %v, want index 4 out of range for size 4 at test:1:84, the read's own error\n%s", err, text)
 	}
 }
 

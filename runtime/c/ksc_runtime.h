@@ -798,6 +798,12 @@ static inline KS_UNUSED KS_ALWAYS_INLINE void ks_check_index(ks_ctx *ctx, const 
   if ((uint64_t)i >= (uint64_t)n) ks_fail(ctx, pos, "index %" PRId64 " out of range for size %" PRId64, i, n);
 }
 
+/* ks_checked_index is $checkIndex: i, failing as ks_check_index does. */
+static inline KS_UNUSED int64_t ks_checked_index(ks_ctx *ctx, const char *pos, int64_t i, int64_t n) {
+  if ((uint64_t)i >= (uint64_t)n) ks_fail(ctx, pos, "index %" PRId64 " out of range for size %" PRId64, i, n);
+  return i;
+}
+
 static inline KS_UNUSED void ks_check_size(ks_ctx *ctx, const char *pos, int64_t n) {
   if (n < 0) ks_fail(ctx, pos, "negative size %" PRId64, n);
 }

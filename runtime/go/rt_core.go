@@ -261,6 +261,12 @@ func CheckIndex(pos string, i, n int64) {
 	}
 }
 
+// CheckedIndex is $checkIndex: i, failing as CheckIndex does.
+func CheckedIndex(pos string, i, n int64) int64 {
+	CheckIndex(pos, i, n)
+	return i
+}
+
 // CheckIndexN fails unless every component of idx is within sizes.
 func CheckIndexN(pos string, idx, sizes []int64) {
 	for d := range idx {
