@@ -131,8 +131,9 @@ func (c *cser) hash(e ir.Expr) uint64 {
 
 // freshZero are the primitives that make the zeros derived code starts an
 // accumulator from: each result is updated in place ($addTo, $addAt), so
-// two of them, equal as expressions, are not one value.
-var freshZero = map[string]bool{"ts_zero": true, "constVec": true, "deltaVec": true, "$zerosOfShape": true}
+// two of them, equal as expressions, are not one value. Vec_init is one
+// since small-vectors writes a small constVec as one.
+var freshZero = map[string]bool{"ts_zero": true, "constVec": true, "deltaVec": true, "$zerosOfShape": true, "Vec_init": true}
 
 // shareable reports whether two evaluations of e may be replaced by one.
 func shareable(e ir.Expr, eff lower.Effects) bool {

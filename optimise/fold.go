@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
 )
 
 // constFold evaluates a call of a primitive whose arguments are
@@ -15,6 +16,9 @@ import (
 // that is not finite (1.0 / 0.0): ks has no literal for it, and the
 // printed program and its CL must parse again.
 func constFold(e ir.Expr) ir.Expr {
+	if b, ok := constEq(e); ok {
+		return b
+	}
 	c, ok := e.(*ir.Call)
 	if !ok || c.Prim == nil || !c.Prim.Exact || c.Prim.Sig == nil || len(c.Args) != len(c.Prim.Sig.Args) {
 		return e
@@ -43,6 +47,22 @@ func constFold(e ir.Expr) ir.Expr {
 		return ir.Bool(c.P, v)
 	}
 	return e
+}
+
+// constEq folds (eq a b) and (ne a b) of two Integer or Bool constants
+// (an unrolled loop's tests of its index). eq and ne are structural, so
+// they have no row of their own to evaluate by.
+func constEq(e ir.Expr) (ir.Expr, bool) {
+	c, ok := e.(*ir.Call)
+	if !ok || c.Prim == nil || (c.Prim.Name != "eq" && c.Prim.Name != "ne") || len(c.Args) != 2 {
+		return nil, false
+	}
+	a, ok1 := c.Args[0].(*ir.Const)
+	b, ok2 := c.Args[1].(*ir.Const)
+	if !ok1 || !ok2 || a.T.Kind != b.T.Kind || (a.T.Kind != types.Integer && a.T.Kind != types.Bool) {
+		return nil, false
+	}
+	return ir.Bool(c.P, (a.Val == b.Val) == (c.Prim.Name == "eq")), true
 }
 
 // foldIf picks the branch of an if whose condition is a constant.

@@ -52,6 +52,7 @@ var Passes = []Pass{
 	{Name: "inline-leaves", Doc: "inline the calls of small functions that call none, run no loop and have no hand-written derivative", Run: inlineLeaves, Expands: true},
 	{Name: "simplify", Doc: "laws, user rules, constant folding, dead lets, copy propagation, tuple selection", Run: simplifyPass},
 	{Name: "hoist", Doc: "move what the sweeps of a Jacobian compute alike out of their loop: the primal runs once", Run: hoistLoops, Expands: true},
+	{Name: "small-vectors", Doc: "vectors of a few elements, of a constant size, kept as their elements: small functions of them inlined, their loops unrolled", Run: smallVectors, Expands: true},
 	{Name: "split-bog", Doc: "split reverse mode: the forward and reverse passes and their BOG, from the optimised [revfull f]", Run: splitBog, Required: true, Expands: true},
 	{Name: "cse", Doc: "common subexpressions of let-bound values", Run: csePass},
 	{Name: "tape-loops", Doc: "a build records what a later loop over the same range computes again (the reverse loop of derived code)", Run: tapeLoops},

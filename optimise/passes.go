@@ -154,16 +154,7 @@ func inlineLeaves(ctx *Context) error {
 		return err
 	}
 	ns := ctx.Prog.Names()
-	// A function with a derivative written by hand ([rev g], say) stays
-	// a call: code differentiated after this pass (a def a later round
-	// derives, the Go backend's --ad=cps) must apply that derivative,
-	// not differentiate g's body (tests/testdata/derived/hand_rev.ks).
-	hand := map[*ir.Func]bool{}
-	for _, f := range ctx.Prog.Funcs {
-		if f.Base != nil && f.Kind != ir.DerivedFunc {
-			hand[f.Base] = true
-		}
-	}
+	hand := handDerived(ctx.Prog)
 	leaf := map[*ir.Func]bool{}
 	for _, f := range ctx.Prog.Funcs {
 		if hand[f] {

@@ -991,3 +991,49 @@ func compareCounts(t *testing.T, src string, cases []countCase) *ir.Program {
 	}
 	return optimised
 }
+
+// TestSmallVectorsNotAllocated: bundle adjustment's 3-vectors (a point
+// moved into the camera's frame, the rotation's axis, cross products, a
+// rotated point) are kept as their elements (optimise/smallvec.go): the
+// primal project makes none (it made 3 and called rodrigues, which made
+// and called cross for 3 more), and ba_objective makes only its results;
+// [jac reproj]'s split passes keep some whole in their records. Counted
+// in the optimised program, through the functions called (each call of
+// a function adding what its body makes), not timed.
+func TestSmallVectorsNotAllocated(t *testing.T) {
+	file := filepath.Join("..", "bench", "gradbench", "evals", "ba.ks")
+	for _, tc := range []struct {
+		fn   string
+		most int
+	}{
+		{"project", 0},
+		{"reproj", 0},
+		{"ba_objective", 3},
+		{"[jac reproj]", 24},
+	} {
+		fn := optimisedFunc(t, file, tc.fn)
+		n := vectorsMade(fn.Body)
+		t.Logf("%s: %d vectors made", tc.fn, n)
+		if n > tc.most {
+			t.Errorf("%s makes %d vectors (builds, Vec_inits and constVecs, through its calls), want at most %d:\n%s", tc.fn, n, tc.most, ir.FormatExpr(fn.Body))
+		}
+	}
+}
+
+// vectorsMade counts the builds, Vec_inits, constVecs, zeros and deltaVecs in e and, for
+// each call of a function, in its body (e calls no recursion).
+func vectorsMade(e ir.Expr) int {
+	n := 0
+	ir.Inspect(e, func(x ir.Expr) bool {
+		if c, ok := x.(*ir.Call); ok {
+			if c.Prim != nil && (c.Prim.Name == "build" || c.Prim.Name == "Vec_init" || c.Prim.Name == "constVec" || c.Prim.Name == "$zerosOfShape" || c.Prim.Name == "deltaVec") {
+				n++
+			}
+			if c.Fn != nil && c.Fn.Body != nil {
+				n += vectorsMade(c.Fn.Body)
+			}
+		}
+		return true
+	})
+	return n
+}
