@@ -26,22 +26,23 @@ const (
 // size known at compile time (bundle adjustment's 3-vectors, made by
 // (build 3 ...) and (Vec_init a b c)) otherwise lives in the arena, each
 // read behind an index check, each small function that makes one a call
-// returning a pointer. It inlines the calls of small functions that take
-// or return such vectors (smallVecFunc), then, to a fixpoint with the
-// simplifier:
+// returning a pointer. To a fixpoint with the simplifier, it
 //
-//   - a build or $ifold/$ifoldr of a constant count of at most
-//     smallVecMax is unrolled (the build into Vec_init of its elements,
-//     the folds into their steps, in the same order);
-//   - (constVec c x) of such a count is (Vec_init x ... x), and so is
-//     the zero accumulator ($zerosOfShape c t) of one;
-//   - a let-bound Vec_init is given a variable per element, and the reads
-//     (index k v) at a constant k, (size v), and the updates ($addAt v k
-//     x), ($setAt v k x) in its scope use them;
-//   - a let-bound if whose branches both end in a Vec_init of the same
-//     count yields the elements as a tuple instead;
-//   - a let-bound record ($wrap t d) of a split pass, with t a tuple of
-//     atoms, is t where a later $unwrap reads it (the passes inlined).
+//   - inlines the calls of small functions that make or take such
+//     vectors (inliner);
+//   - unrolls a build or $ifold/$ifoldr of a constant count of at most
+//     smallVecMax (the build into a Vec_init of its elements, a fold into
+//     its steps, in the same order), and writes (constVec c x) of such a
+//     count as (Vec_init x ... x), and so the zero accumulator
+//     ($zerosOfShape c t) of one;
+//   - gives a let-bound Vec_init a variable per element, used by the
+//     reads (index k v) at a constant k, (size v), and the updates
+//     ($addAt v k x) and ($setAt v k x) in its scope;
+//   - has a let-bound if whose branches end in such vectors (or in
+//     tuples, records or an $inl/$inr variant holding them) yield their
+//     parts instead (splitIf);
+//   - reads a let-bound record ($wrap t d) of a split pass, t a tuple of
+//     atoms, as t where a later $unwrap takes it apart.
 //
 // What is left uses the vector as a whole (a call, a tuple, a result) and
 // keeps its Vec_init. Every element is computed by the same operations in
@@ -459,7 +460,7 @@ func (s *scalariser) prim(c *ir.Call, sc *scope) ir.Expr {
 			s.steps++
 			return ir.Copy(atoms[i], c.P)
 		}
-		if v, ok := vecInit(c.Args[1]); ok && i >= 0 && i < len(v.Args) && !lower.HasEffect(v, s.eff) {
+		if v, ok := vecInit(c.Args[1]); ok && i >= 0 && i < len(v.Args) && !lower.HasEffect(v, s.eff) && !callsFunc(v) {
 			s.steps++
 			return v.Args[i]
 		}
@@ -468,7 +469,7 @@ func (s *scalariser) prim(c *ir.Call, sc *scope) ir.Expr {
 			s.steps++
 			return ir.Int(c.P, int64(len(atoms)))
 		}
-		if v, ok := vecInit(c.Args[0]); ok && !lower.HasEffect(v, s.eff) {
+		if v, ok := vecInit(c.Args[0]); ok && !lower.HasEffect(v, s.eff) && !callsFunc(v) {
 			s.steps++
 			return ir.Int(c.P, int64(len(v.Args)))
 		}
@@ -523,7 +524,10 @@ func (s *scalariser) prim(c *ir.Call, sc *scope) ir.Expr {
 	case "build":
 		n, ok := smallCount(c.Args[0])
 		lam, isLam := c.Args[1].(*ir.Lam)
-		if !ok || n == 0 || !isLam || !smallElem(c.T) || lower.HasEffect(lam.Body, s.eff) || n*size(lam.Body) > unrollBudget {
+		// An element that calls a function stays in the loop: unrolled,
+		// an element never read would be dropped with its call, and the
+		// call's failure with it (a recursion too deep).
+		if !ok || n == 0 || !isLam || !smallElem(c.T) || lower.HasEffect(lam.Body, s.eff) || callsFunc(lam.Body) || n*size(lam.Body) > unrollBudget {
 			return c
 		}
 		elems := make([]ir.Expr, n)
@@ -608,8 +612,10 @@ func (s *scalariser) let(e *ir.Let, sc *scope) ir.Expr {
 		return &ir.Let{P: e.P, Vars: e.Vars, Pattern: e.Pattern, Rhs: rhs, Body: s.expr(e.Body, inner), Of: e.Of}
 	}
 	v := e.Vars[0]
-	// A small vector: its elements as atoms, bound first if they are not.
-	if init, ok := vecInit(rhs); ok && !lower.HasEffect(init, s.eff) {
+	// A small vector: its elements as atoms, bound first if they are not
+	// (none may call a function: an element never read would be dropped
+	// with its call, and the call's failure with it).
+	if init, ok := vecInit(rhs); ok && !lower.HasEffect(init, s.eff) && !callsFunc(init) {
 		var pre []*ir.Let
 		atoms := make([]ir.Expr, len(init.Args))
 		for i, a := range init.Args {
@@ -659,6 +665,11 @@ func (sc *scope) unwrap(c *ir.Call) (ir.Expr, bool) {
 		return nil, false
 	}
 	return ir.Copy(t, c.P), true
+}
+
+// callsFunc reports whether e calls a function (not a primitive).
+func callsFunc(e ir.Expr) bool {
+	return len(ir.Funcs(e)) > 0
 }
 
 // zeroOf returns the zero of a scalar type.

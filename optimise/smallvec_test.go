@@ -28,6 +28,8 @@ func TestSmallVectors(t *testing.T) {
 		{"a fold of three steps", "(index 0 ($ifold 3 (constVec 2 a) (lam (s_i : Tuple (Vec Float) Integer) (let ((s i) s_i) ($addAt s 0 (mul (index 0 s) (to_float (add i 2))))))))", true},
 		{"a reverse fold", "(index 1 ($ifoldr 3 (Vec_init a b) (lam (s_i : Tuple (Vec Float) Integer) (let ((s i) s_i) ($setAt s 1 (sub (index 1 s) (to_float i)))))))", true},
 		{"an if of two small vectors", "(let (w (if (gt a b) (Vec_init a b) (let (c (mul a b)) (Vec_init c a)))) (sub (index 0 w) (index 1 w)))", true},
+		{"an if of tuples holding one", "(let ((w x) (if (gt a b) (tuple (Vec_init a b) 1.0) (tuple (Vec_init b a) 2.0))) (mul x (index 1 w)))", true},
+		{"an if of a record and a variant holding one", "(let ((x c) (if (gt a b) (tuple a ($inl (tuple (Vec_init a b) 3) ($dummy (Tuple Integer)))) (tuple b ($inr ($dummy (Tuple (Vec Float) Integer)) (tuple 2))))) (if ($isl c) (let ((w k) ($outl c)) (add (index 1 w) (to_float k))) (let ((k) ($outr c)) (mul x (to_float k)))))", true},
 		{"read at an index known at run time", "(let (w " + w3 + ") (index (sub n 2) w))", false},
 		{"read whole", "(let (w " + w3 + ") (sum w))", false},
 		{"a size known at run time", "(let (w (build n (lam (i : Integer) (to_float i)))) (index 0 w))", false},
