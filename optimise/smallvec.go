@@ -479,7 +479,7 @@ func (s *scalariser) prim(c *ir.Call, sc *scope) ir.Expr {
 			atoms = v.Args
 		}
 		k, ok := c.Args[1].(*ir.Const)
-		if atoms == nil || !ok {
+		if atoms == nil || !ok || k.T.Kind != types.Integer || c.Prim.Name == "$addAt" && c.T.Elem.Kind != types.Float && c.T.Elem.Kind != types.Integer {
 			return c
 		}
 		i := int(k.Val.(int64))
@@ -501,12 +501,12 @@ func (s *scalariser) prim(c *ir.Call, sc *scope) ir.Expr {
 		// The zero accumulator of a small vector, its shape (its size)
 		// a constant.
 		n, ok := smallCount(c.Args[0])
-		if !ok || n == 0 || !smallElem(c.T) {
+		if !ok || n == 0 || !smallElem(c.T) || c.T.Elem.Kind != types.Float {
 			return c
 		}
 		elems := make([]ir.Expr, n)
 		for i := range elems {
-			elems[i] = zeroOf(c.P, c.T.Elem)
+			elems[i] = ir.Float(c.P, 0)
 		}
 		s.steps++
 		return ir.MkPrim(c.P, "Vec_init", elems...)
@@ -670,17 +670,6 @@ func (sc *scope) unwrap(c *ir.Call) (ir.Expr, bool) {
 // callsFunc reports whether e calls a function (not a primitive).
 func callsFunc(e ir.Expr) bool {
 	return len(ir.Funcs(e)) > 0
-}
-
-// zeroOf returns the zero of a scalar type.
-func zeroOf(p ir.Pos, t *types.Type) ir.Expr {
-	switch t.Kind {
-	case types.Float:
-		return ir.Float(p, 0)
-	case types.Integer:
-		return ir.Int(p, 0)
-	}
-	return ir.Bool(p, false)
 }
 
 // isChain reports whether e is a let or an assert: a chain of them with a
