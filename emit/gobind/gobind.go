@@ -404,6 +404,18 @@ func (g *gen) typeDecl(b *bytes.Buffer, t *cemit.ManifestType) {
 		}
 		fmt.Fprintf(b, "\treturn c\n}\n")
 		fmt.Fprintf(b, "\nfunc from%s(c %s) %s {\n", conv, ct, name)
+		if s, ok := scalarGo[t.Elem.Kind]; ok {
+			// The layouts agree: one copy of the C data, into a slice
+			// that is not zeroed first (append allocates it).
+			src := fmt.Sprintf("unsafe.Slice((*%s)(unsafe.Pointer(c.data)), n)", s[0])
+			if t.Rank == 1 {
+				fmt.Fprintf(b, "\tn := int(c.size)\n\tif n == 0 {\n\t\treturn %s{}\n\t}\n\treturn append(%s(nil), %s...)\n}\n", name, name, src)
+				return
+			}
+			fmt.Fprintf(b, "\tv := %s{Shape: make([]int64, %d)}\n\tn := 1\n\tfor i := range v.Shape {\n\t\tv.Shape[i] = int64(c.size[i])\n\t\tn *= int(c.size[i])\n\t}\n", name, t.Rank)
+			fmt.Fprintf(b, "\tif n == 0 {\n\t\tv.Data = []%s{}\n\t\treturn v\n\t}\n\tv.Data = append([]%s(nil), %s...)\n\treturn v\n}\n", s[0], s[0], src)
+			return
+		}
 		if t.Rank == 1 {
 			fmt.Fprintf(b, "\tn := int(c.size)\n\tv := make(%s, n)\n", name)
 		} else {
