@@ -615,7 +615,7 @@ func (s *scalariser) let(e *ir.Let, sc *scope) ir.Expr {
 	// A small vector: its elements as atoms, bound first if they are not
 	// (none may call a function: an element never read would be dropped
 	// with its call, and the call's failure with it).
-	if init, ok := vecInit(rhs); ok && !lower.HasEffect(init, s.eff) && !callsFunc(init) {
+	if init, ok := vecInit(rhs); ok && !lower.HasEffect(init, s.eff) && !callsFunc(init) && !occursIn(init.Args, v.Name) {
 		var pre []*ir.Let
 		atoms := make([]ir.Expr, len(init.Args))
 		for i, a := range init.Args {
@@ -644,7 +644,7 @@ func (s *scalariser) let(e *ir.Let, sc *scope) ir.Expr {
 	}
 	// A record of a split pass, its fields atoms.
 	if w, ok := rhs.(*ir.Call); ok && w.Prim != nil && w.Prim.Name == "$wrap" {
-		if t, ok := w.Args[0].(*ir.Tuple); ok && allAtoms(t.Elems) {
+		if t, ok := w.Args[0].(*ir.Tuple); ok && allAtoms(t.Elems) && !occursIn(t.Elems, v.Name) {
 			return &ir.Let{P: e.P, Vars: e.Vars, Rhs: rhs, Body: s.expr(e.Body, inner.with(v.Name, nil, t)), Of: e.Of}
 		}
 	}
@@ -665,6 +665,17 @@ func (sc *scope) unwrap(c *ir.Call) (ir.Expr, bool) {
 		return nil, false
 	}
 	return ir.Copy(t, c.P), true
+}
+
+// occursIn reports whether the variable name occurs in one of es (a
+// vector's element would be its old value, shadowed by the let).
+func occursIn(es []ir.Expr, name string) bool {
+	for _, e := range es {
+		if ir.Occurs(name, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // callsFunc reports whether e calls a function (not a primitive).

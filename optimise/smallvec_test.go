@@ -30,6 +30,7 @@ func TestSmallVectors(t *testing.T) {
 		{"an if of two small vectors", "(let (w (if (gt a b) (Vec_init a b) (let (c (mul a b)) (Vec_init c a)))) (sub (index 0 w) (index 1 w)))", true},
 		{"an if of tuples holding one", "(let ((w x) (if (gt a b) (tuple (Vec_init a b) 1.0) (tuple (Vec_init b a) 2.0))) (mul x (index 1 w)))", true},
 		{"an if of a record and a variant holding one", "(let ((x c) (if (gt a b) (tuple a ($inl (tuple (Vec_init a b) 3) ($dummy (Tuple Integer)))) (tuple b ($inr ($dummy (Tuple (Vec Float) Integer)) (tuple 2))))) (if ($isl c) (let ((w k) ($outl c)) (add (index 1 w) (to_float k))) (let ((k) ($outr c)) (mul x (to_float k)))))", true},
+		{"an element named as the vector it makes (shadowed there: kept)", "(let (a (Vec_init b a)) (sub (index 1 a) (index 0 a)))", false},
 		{"read at an index known at run time", "(let (w " + w3 + ") (index (sub n 2) w))", false},
 		{"read whole", "(let (w " + w3 + ") (sum w))", false},
 		{"a size known at run time", "(let (w (build n (lam (i : Integer) (to_float i)))) (index 0 w))", false},
