@@ -40,7 +40,7 @@ func (s *Simplifier) fuseBuild(e *ir.Let) (ir.Expr, bool) {
 		return nil, false
 	}
 	v := e.Vars[0].Name
-	for _, fv := range freeVars(lam) {
+	for fv := range ir.FreeVars(lam) {
 		if Binds(e.Body, fv) {
 			return nil, false
 		}
@@ -146,18 +146,4 @@ func overSize(n ir.Expr, v string) bool {
 func isVar(e ir.Expr, name string) bool {
 	x, ok := e.(*ir.Var)
 	return ok && x.Name == name
-}
-
-// freeVars returns the variables free in a lambda.
-func freeVars(lam *ir.Lam) []string {
-	seen := map[string]bool{}
-	var out []string
-	ir.Inspect(lam.Body, func(x ir.Expr) bool {
-		if v, ok := x.(*ir.Var); ok && !seen[v.Name] && v.Name != lam.Param.Name && ir.Occurs(v.Name, lam) {
-			seen[v.Name] = true
-			out = append(out, v.Name)
-		}
-		return true
-	})
-	return out
 }
