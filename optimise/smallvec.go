@@ -65,7 +65,7 @@ func smallVectors(ctx *Context) error {
 	for changed := true; changed; {
 		changed = false
 		for _, g := range ctx.Prog.Funcs {
-			if inl.makes[g] || !inl.candidate[g] || !loopFree(g.Body) {
+			if inl.makes[g] || !inl.candidate[g] || !loopsOver(g.Body, nil) {
 				continue
 			}
 			all := true
@@ -99,7 +99,7 @@ func smallVectors(ctx *Context) error {
 // An inliner says which calls small-vectors inlines: those of a candidate
 // (a small function of vectors, smallVecCandidate) that returns a small
 // vector it makes (returnsSmallVec) or runs no loop but small ones and
-// calls only such functions (loopFree: the reverse passes of such
+// calls only such functions (the reverse passes of such
 // functions, which take small vectors apart in records and
 // accumulators), or that is given one and runs no loop but small ones
 // and those over the size of a vector it is given (loopsOver).
@@ -186,28 +186,9 @@ func returnsSmallVec(e ir.Expr) bool {
 	return tail(e)
 }
 
-// loopFree reports whether e runs no loop but those of a constant count
-// of at most smallVecMax.
-func loopFree(e ir.Expr) bool {
-	free := true
-	ir.Inspect(e, func(x ir.Expr) bool {
-		c, ok := x.(*ir.Call)
-		if !ok || c.Prim == nil || len(c.Prim.Lams) == 0 && c.Prim.Name != "build" && c.Prim.Name != "sumbuild" {
-			return free
-		}
-		if c.Prim.Name == "build" || c.Prim.Name == "sumbuild" || c.Prim.Name == "$ifold" || c.Prim.Name == "$ifoldr" {
-			if _, ok := smallCount(c.Args[0]); ok {
-				return free
-			}
-		}
-		free = false
-		return false
-	})
-	return free
-}
-
 // loopsOver reports whether every loop of e is of a constant count of at
-// most smallVecMax or over (size p) for a parameter p of small.
+// most smallVecMax or over (size p) for a parameter p of small (with
+// small nil, whether e runs no loop but small ones).
 func loopsOver(e ir.Expr, small map[string]bool) bool {
 	ok := true
 	ir.Inspect(e, func(x ir.Expr) bool {
