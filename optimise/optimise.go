@@ -62,6 +62,7 @@ var Passes = []Pass{
 	{Name: "simplify-again", Doc: "simplify what CSE and unzip exposed", Run: simplifyPass},
 	{Name: "drop-copies", Doc: "an accumulator started as a zero and given an owned value is that value (no copy)", Run: dropCopies},
 	{Name: "untape", Doc: "a fold's tape read only at its last entry (its reverse pass dropped) is the fold", Run: untapeFolds},
+	{Name: "unswitch", Doc: "a loop testing a Bool bound outside it is two loops, one for each outcome, without the test", Run: unswitchLoops, Expands: true},
 	{Name: "loop-tail", Doc: "the split passes of a tail recursion as loops: each record holds its parent's (bog.LoopTail)", Run: loopTail, Expands: true},
 	{Name: "drop-unused", Doc: "drop the internal derived functions ([revacc f], [revfull f], ...) that nothing calls", Run: dropUnused},
 }
