@@ -11,6 +11,9 @@ import (
 const (
 	unswitchBudget = 2000
 	unswitchDepth  = 2
+	// unswitchMinCount: a loop of a constant count below it keeps its
+	// tests (the Jacobian's rows of a function of two results).
+	unswitchMinCount = 16
 )
 
 // unswitchLoops moves the test of a Bool variable bound outside a loop
@@ -55,6 +58,11 @@ func unswitch(e ir.Expr, ns *ir.Names, depth int) ir.Expr {
 	lam, ok := loop.Args[1].(*ir.Lam)
 	if !ok || size(lam.Body) > unswitchBudget {
 		return e
+	}
+	if n, ok := loop.Args[0].(*ir.Const); ok {
+		if k, ok := n.Val.(int64); ok && k < unswitchMinCount {
+			return e // a few iterations: the test costs less than the copy
+		}
 	}
 	c := invariantTest(lam)
 	if c == nil {

@@ -27,6 +27,8 @@ func TestUnswitchLoops(t *testing.T) {
 		{"a test of a variable bound in the loop", cd + "(sumbuild n (lam (i : Integer) (let (e (gt (to_float i) a)) (if e a b)))))", 1},
 		{"a test of the variable shadowed in the loop", cd + "(sumbuild n (lam (i : Integer) (let (c (gt (to_float i) a)) (if c a b)))))", 1},
 		{"a test not of a variable", cd + "(sumbuild n (lam (i : Integer) (if (gt (to_float i) a) a b))))", 1},
+		{"a loop of a constant count of a few", cd + "(sumbuild 3 (lam (i : Integer) (if c (to_float i) (index i v)))))", 1},
+		{"a loop of a constant count of many", cd + "(sumbuild 40 (lam (i : Integer) (if c (to_float i) (index (sub i (mul 4 (div i 4))) v)))))", 2},
 		{"the variable read but not tested", cd + "(sumbuild n (lam (i : Integer) (let (e (and c (gt (to_float i) a))) (if e a b)))))", 1},
 	} {
 		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)
