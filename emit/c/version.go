@@ -235,11 +235,14 @@ func (f *fn) guardFor(lam *ir.Lam, n, state string, sc *env) *guard {
 			}
 		}
 	}
-	if len(g.proven) == 0 {
-		return nil
-	}
 	if ivconds, ok := v.ivdep(lam, func(c *ir.Call) bool { return g.proven[c] || f.proven[c] }); ok {
 		g.ivdep, g.ivcond = true, strings.Join(ivconds, " && ")
+	}
+	if len(g.proven) == 0 && !g.ivdep {
+		// Nothing to prove: the checks are proven already (an inner loop
+		// of a versioned copy) or cannot be. Such an inner loop may still
+		// take KS_IVDEP (the reverse of a row of a triangular product).
+		return nil
 	}
 	if len(conds) > 0 {
 		g.cond = fmt.Sprintf("%s <= 0 || (%s)", n, strings.Join(conds, " && "))

@@ -130,3 +130,35 @@ func TestFoldIvdep(t *testing.T) {
 		}
 	}
 }
+
+// TestInnerFoldIvdep: the inner loop of a reverse loop nest (the reverse
+// of a triangular product: row r of a matrix and a prefix of a vector
+// updated for c <= r), whose checks the outer loop's guard proves, gets
+// KS_IVDEP too, though it has no check of its own left to prove.
+func TestInnerFoldIvdep(t *testing.T) {
+	src := `(def g (Tensor 2 Float) ((m : Tensor 2 Float) (w : Vec Float) (n : Integer)) m)
+(def [rev [g (Tuple (Tensor 2 Float) (Vec Float) Integer)]] (Tuple (Tensor 2 Float) (Vec Float) (Tuple))
+     ((x : Tuple (Tensor 2 Float) (Vec Float) Integer) (dr : Tensor 2 Float))
+  (let ((m w n) x)
+    (let ((dm dw)
+          ($ifold n (tuple dr (constVec (size w) 0.0))
+            (lam (s_r : Tuple (Tuple (Tensor 2 Float) (Vec Float)) Integer)
+              (let ((s r) s_r)
+                ($ifold (add r 1) s
+                  (lam (t_c : Tuple (Tuple (Tensor 2 Float) (Vec Float)) Integer)
+                    (let ((t c) t_c)
+                      (let ((a b) t)
+                        (tuple ($addAt a (tuple r c) (index c w))
+                               ($addAt b c (index (tuple r c) m)))))))))))
+      (tuple dm dw (tuple)))))
+`
+	out, err := Emit(checked(t, src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := out.C[strings.LastIndex(out.C, "ksu_rev_g(ks_ctx *ctx"):]
+	code = code[:strings.Index(code, "\n}\n")]
+	if got := strings.Count(code, "KS_IVDEP"); got != 1 {
+		t.Errorf("%d KS_IVDEP, want 1 (the inner loop of the copy without checks)\n%s", got, code)
+	}
+}
