@@ -37,19 +37,7 @@ func TestGatherElements(t *testing.T) {
 		{"the vector's name bound again", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (let (w (build 2 (lam (i : Integer) b))) (index (sub 1 j) w)))))", false},
 		{"an index reading the vector", "(let (w " + w + ") (sumbuild 2 (lam (j : Integer) (index (if (gt (index 0 w) 1.0) 1 0) w))))", false},
 	} {
-		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		want := evalExpr(t, e)
-		f, prog := runPass(t, e, gatherElements)
-		if err := ir.Check(prog); err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-		}
-		text := ir.FormatExpr(f.Body)
-		if got := evalExpr(t, f.Body); got != want {
-			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
-		}
+		_, text := passKeepsValue(t, tc.name, tc.in, gatherElements)
 		if applies := strings.Contains(text, "ondemand"); applies != tc.applies {
 			t.Errorf("%s: rewritten %v, want %v: %s", tc.name, applies, tc.applies, text)
 		}
@@ -91,4 +79,26 @@ func runPass(t *testing.T, e ir.Expr, pass func(*Context) error) (*ir.Func, *ir.
 		t.Fatal(err)
 	}
 	return f, prog
+}
+
+// passKeepsValue runs pass on a function whose body is the expression in
+// (of tapeVars), checks the IR and that the value (evalExpr) is the same
+// after, and returns the body as written and as rewritten.
+func passKeepsValue(t *testing.T, name, in string, pass func(*Context) error) (before, after string) {
+	t.Helper()
+	e, err := typecheck.CheckExpr("test", in, tapeVars)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	want := evalExpr(t, e)
+	before = ir.FormatExpr(e)
+	f, prog := runPass(t, e, pass)
+	if err := ir.Check(prog); err != nil {
+		t.Errorf("%s: %v", name, err)
+	}
+	after = ir.FormatExpr(f.Body)
+	if got := evalExpr(t, f.Body); got != want {
+		t.Errorf("%s: value %v became %v in %s", name, want, got, after)
+	}
+	return before, after
 }

@@ -1,11 +1,6 @@
 package optimise
 
-import (
-	"testing"
-
-	"github.com/ksc-lang/ksc/ir"
-	"github.com/ksc-lang/ksc/typecheck"
-)
+import "testing"
 
 // TestSplitRows checks when a loop over (mul c n) elements is run by rows
 // of c: only when its count is a multiple of c it can see, and a let of
@@ -34,20 +29,7 @@ func TestSplitRows(t *testing.T) {
 		{"a shared vector stored by $setAt", "(sum (index 0 ($ifold (mul 3 n) (build 2 (lam (l : Integer) (constVec 4 0.0))) (lam (s_k : Tuple (Vec (Vec Float)) Integer) (let ((s k) s_k) (let (z (build n (lam (l : Integer) (mul a (to_float (add l (div k 3))))))) ($setAt s 0 z)))))))", false},
 		{"a count bound twice", "(let (m (mul 2 n)) (add (let (m (add n 1)) (to_float m)) (sum (build m (lam (k : Integer) (let (i (div k 2)) (let (e " + shared + ") (add e (to_float k)))))))))", false},
 	} {
-		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		want := evalExpr(t, e)
-		before := ir.FormatExpr(e)
-		f, prog := runPass(t, e, splitRows)
-		if err := ir.Check(prog); err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-		}
-		text := ir.FormatExpr(f.Body)
-		if got := evalExpr(t, f.Body); got != want {
-			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
-		}
+		before, text := passKeepsValue(t, tc.name, tc.in, splitRows)
 		if applies := text != before; applies != tc.applies {
 			t.Errorf("%s: rewritten %v, want %v: %s", tc.name, applies, tc.applies, text)
 		}

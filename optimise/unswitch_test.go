@@ -31,19 +31,7 @@ func TestUnswitchLoops(t *testing.T) {
 		{"a loop of a constant count of many", cd + "(sumbuild 40 (lam (i : Integer) (if c (to_float i) (index (sub i (mul 4 (div i 4))) v)))))", 2},
 		{"the variable read but not tested", cd + "(sumbuild n (lam (i : Integer) (let (e (and c (gt (to_float i) a))) (if e a b)))))", 1},
 	} {
-		e, err := typecheck.CheckExpr("test", tc.in, tapeVars)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		want := evalExpr(t, e)
-		f, prog := runPass(t, e, unswitchLoops)
-		if err := ir.Check(prog); err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-		}
-		text := ir.FormatExpr(f.Body)
-		if got := evalExpr(t, f.Body); got != want {
-			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
-		}
+		_, text := passKeepsValue(t, tc.name, tc.in, unswitchLoops)
 		if loops := len(loopRE.FindAllString(text, -1)); loops != tc.loops {
 			t.Errorf("%s: %d loops, want %d: %s", tc.name, loops, tc.loops, text)
 		}
