@@ -35,8 +35,8 @@ const (
 // assembles its values in such a loop; gcc unswitches only loops much
 // smaller than that). A loop's copy has binders of its own; the tests of
 // the variable in each copy are folded. Loops whose body has more than
-// unswitchBudget nodes are left alone, and at most unswitchDepth tests
-// move out of one loop.
+// unswitchBudget nodes, or of a constant count below unswitchMinCount,
+// are left alone, and at most unswitchDepth tests move out of one loop.
 func unswitchLoops(ctx *Context) error {
 	ns := ctx.Prog.Names()
 	forEachBody(ctx.Prog, func(f *ir.Func) {
@@ -71,18 +71,9 @@ func unswitch(e ir.Expr, ns *ir.Names, depth int) ir.Expr {
 	with := func(l ir.Expr, val bool) (ir.Expr, bool) {
 		folded := false
 		out := ir.Map(ir.Subst(l, map[string]ir.Expr{c.Name: ir.Bool(c.P, val)}), func(x ir.Expr) ir.Expr {
-			if i, ok := x.(*ir.If); ok {
-				if k, ok := i.Cond.(*ir.Const); ok {
-					if b, ok := k.Val.(bool); ok {
-						folded = true
-						if b {
-							return i.Then
-						}
-						return i.Else
-					}
-				}
-			}
-			return x
+			y := foldIf(x)
+			folded = folded || y != x
+			return y
 		})
 		return out, folded
 	}
