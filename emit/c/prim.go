@@ -156,17 +156,25 @@ func (f *fn) primBuild(c *primCall) string {
 	if release == "" {
 		keep = f.beginElemKeep(c.e.T.Elem, lam.Body)
 	}
-	f.versioned(f.rank1Guard(lam, sizes, c.sc), func() {
-		if len(sizes) == 1 && pureScalarBody(lam) {
-			f.line("KS_IVDEP")
-		}
-		f.loop(len(sizes), sizes, func(idx, flat string) {
-			f.elemStart(keep)
-			x := f.elemEnd(keep, f.apply(lam, idx, c.sc), c.e.T.Elem)
-			f.line("%s.data[%s] = %s;", r, flat, x)
-			f.release(release)
+	whole := func() {
+		f.versioned(f.rank1Guard(lam, sizes, c.sc), func() {
+			if len(sizes) == 1 && pureScalarBody(lam) {
+				f.line("KS_IVDEP")
+			}
+			f.loop(len(sizes), sizes, func(idx, flat string) {
+				f.elemStart(keep)
+				x := f.elemEnd(keep, f.apply(lam, idx, c.sc), c.e.T.Elem)
+				f.line("%s.data[%s] = %s;", r, flat, x)
+				f.release(release)
+			})
 		})
-	})
+	}
+	if len(sizes) == 1 && keep == nil {
+		if ct := splitCut(lam); ct != nil && f.splitBuild(r, sizes[0], lam, ct, c.sc, release, whole) {
+			return r
+		}
+	}
+	whole()
 	return r
 }
 

@@ -100,6 +100,22 @@ func (b bound) plus(c bound) (bound, bool) {
 	return sum, true
 }
 
+// minus returns b - c, or false unless each atom of c is one of b's.
+func (b bound) minus(c bound) (bound, bool) {
+	atoms := append([]string(nil), b.atoms...)
+	for _, x := range c.atoms {
+		k := 0
+		for k < len(atoms) && atoms[k] != x {
+			k++
+		}
+		if k == len(atoms) {
+			return bound{}, false
+		}
+		atoms = append(atoms[:k], atoms[k+1:]...)
+	}
+	return bound{atoms: atoms}.plus(bound{off: b.off - c.off})
+}
+
 func (b bound) equal(c bound) bool {
 	return b.off == c.off && strings.Join(b.atoms, ",") == strings.Join(c.atoms, ",")
 }
@@ -467,10 +483,27 @@ func (v *versioner) call(e *ir.Call) sym {
 			break
 		}
 		if e.Prim.Name == "sub" {
-			// Only a constant is subtracted: a - c is in [a.lo - c, a.hi - c].
-			if len(b.lo.atoms) > 0 || !b.lo.equal(b.hi) {
+			if !b.lo.equal(b.hi) {
 				break
 			}
+			if len(b.lo.atoms) > 0 {
+				// a - (x + c), a's bounds both sums with the atoms x:
+				// the bounds without them, minus c (the second part
+				// of a split loop, (sub k cut) with k = j + cut).
+				lo, ok1 := a.lo.minus(b.lo)
+				hi, ok2 := a.hi.minus(b.lo)
+				if !ok1 || !ok2 {
+					break
+				}
+				var sh *bound
+				if a.shift != nil {
+					if s, ok := a.shift.minus(b.lo); ok {
+						sh = &s
+					}
+				}
+				return sym{kind: ranged, lo: lo, hi: hi, shift: sh}
+			}
+			// a - c is in [a.lo - c, a.hi - c].
 			b = point(bound{off: -b.lo.off})
 		}
 		lo, ok1 := a.lo.plus(b.lo)

@@ -1,0 +1,236 @@
+package cemit
+
+import (
+	"fmt"
+
+	"github.com/ksc-lang/ksc/ir"
+	"github.com/ksc-lang/ksc/types"
+)
+
+// Index-set splitting: a build whose element is chosen by comparing the
+// index with a value fixed for the loop, which is how ks writes the
+// concatenation of two vectors,
+//
+//	(build (add (size a) (size b)) (lam (k : Integer)
+//	  (if (lt k (size a)) (index k a) (index (sub k (size a)) b))))
+//
+// runs as two loops, one over the indices below the cut, with the first
+// branch, and one over the others, with the second:
+//
+//	if (0 <= cut && cut <= n) {
+//	  for (i = 0; i < cut; i++) r[i] = <then, k = i>;
+//	  for (j = 0; j < n - cut; j++) r[cut + j] = <else, k = j + cut>;
+//	} else {
+//	  <the loop as it was>
+//	}
+//
+// Neither loop has the branch, and each is versioned on its own (version.go),
+// so their index checks leave them and gcc can vectorise them: in the
+// second loop (sub k (size a)) is j, which version.go sees as it cancels
+// the cut. The elements are computed in the same order as before, by the
+// same code, so values and errors are unchanged; the cut is computed once,
+// before the loops, which is why it must be an expression that cannot fail
+// (sizes, variables, constants, and integer arithmetic that wraps).
+
+// maxSplitBody bounds, in IR nodes, the body of a build that is split:
+// the split emits it three times (each part, and the loop as it was), and
+// each may be versioned.
+const maxSplitBody = 150
+
+// A cut is a build's body split at an index: the body for the indices
+// below it, and the one for the rest.
+type cut struct {
+	at          ir.Expr // the first index of the second part
+	below, from ir.Expr // the bodies: the lambda's parameter is the index
+}
+
+// splitCut returns how a build's body splits, or nil: the body is a chain
+// of lets and asserts ending in an if whose test compares the index with
+// an expression fixed for the loop (see invariantCut).
+func splitCut(lam *ir.Lam) *cut {
+	if nodes(lam.Body) > maxSplitBody {
+		return nil
+	}
+	items, tail := ir.ChainItems(lam.Body)
+	iff, ok := tail.(*ir.If)
+	if !ok {
+		return nil
+	}
+	bound := map[string]bool{lam.Param.Name: true}
+	var test ir.Expr = iff.Cond
+	for _, it := range items {
+		l, ok := it.(*ir.Let)
+		if !ok {
+			continue
+		}
+		for _, v := range l.Vars {
+			bound[v.Name] = true
+		}
+		if v, isVar := iff.Cond.(*ir.Var); isVar && !l.Pattern && len(l.Vars) == 1 && l.Vars[0].Name == v.Name {
+			test = l.Rhs
+		}
+	}
+	c, ok := test.(*ir.Call)
+	if !ok || c.Prim == nil || len(c.Args) != 2 {
+		return nil
+	}
+	isIndex := func(e ir.Expr) bool {
+		v, ok := e.(*ir.Var)
+		return ok && v.Name == lam.Param.Name
+	}
+	// k < c, c > k: the then branch below c. k >= c, c <= k: the else
+	// branch below c. k <= c, c >= k: then below c + 1. k > c, c < k:
+	// else below c + 1.
+	var other ir.Expr
+	var thenBelow, plusOne bool
+	switch a, b := c.Args[0], c.Args[1]; {
+	case isIndex(a) && !isIndex(b):
+		other = b
+		switch c.Prim.Name {
+		case "lt":
+			thenBelow = true
+		case "gte":
+		case "lte":
+			thenBelow, plusOne = true, true
+		case "gt":
+			plusOne = true
+		default:
+			return nil
+		}
+	case isIndex(b) && !isIndex(a):
+		other = a
+		switch c.Prim.Name {
+		case "gt":
+			thenBelow = true
+		case "lte":
+		case "gte":
+			thenBelow, plusOne = true, true
+		case "lt":
+			plusOne = true
+		default:
+			return nil
+		}
+	default:
+		return nil
+	}
+	if !invariantCut(other, bound) {
+		return nil
+	}
+	at := other
+	if plusOne {
+		at = ir.MkPrim(c.P, "add", other, &ir.Const{P: c.P, Val: int64(1), T: types.IntegerType})
+	}
+	below, from := iff.Then, iff.Else
+	if !thenBelow {
+		below, from = from, below
+	}
+	return &cut{at: at, below: ir.WrapChain(items, below), from: ir.WrapChain(items, from)}
+}
+
+// invariantCut reports whether e is fixed for the loop and cannot fail, so
+// that it may be computed once before it: an Integer made of variables
+// bound outside the loop (none of bound), constants, sizes of rank-1
+// tensors, and add, sub and mul (which wrap).
+func invariantCut(e ir.Expr, bound map[string]bool) bool {
+	switch e := e.(type) {
+	case *ir.Var:
+		return !bound[e.Name] && e.T.Kind == types.Integer
+	case *ir.Const:
+		_, ok := e.Val.(int64)
+		return ok
+	case *ir.Call:
+		if e.Prim == nil {
+			return false
+		}
+		switch e.Prim.Name {
+		case "size":
+			v, ok := e.Args[0].(*ir.Var)
+			return ok && !bound[v.Name] && v.T.Kind == types.Tensor && v.T.Rank == 1
+		case "add", "sub", "mul":
+			return invariantCut(e.Args[0], bound) && invariantCut(e.Args[1], bound)
+		}
+	}
+	return false
+}
+
+// nodes counts the nodes of e.
+func nodes(e ir.Expr) int {
+	n := 0
+	ir.Inspect(e, func(ir.Expr) bool { n++; return true })
+	return n
+}
+
+// splitBuild emits the loop of a rank-1 build into r (whose count is n)
+// split at ct, with the loop as it was (emitted by whole) for a cut
+// outside 0 .. n; release (from releaseAfter) ends each iteration. It
+// returns false, having emitted nothing, if the cut is n itself.
+func (f *fn) splitBuild(r, n string, lam *ir.Lam, ct *cut, sc *env, release string, whole func()) bool {
+	at := f.expr(ct.at, sc)
+	if at == n {
+		return false
+	}
+	at = f.atom(at, types.IntegerType)
+	p := lam.P
+	f.line("if (0 <= %s && %s <= %s) {", at, at, n)
+	f.indent++
+	low := &ir.Lam{P: p, Param: lam.Param, Body: ct.below}
+	f.fill(r, "", at, low, sc, release)
+	rest := f.temp(fmt.Sprintf("%s - %s", n, at), types.IntegerType)
+	// The second part's index j, and the cut as a variable whose C name
+	// is the cut's own, so that version.go cancels it in (sub k cut).
+	j := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, lam.Param.Name+"$j")}
+	cutVar := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, lam.Param.Name+"$cut")}
+	high := &ir.Lam{P: p, Param: j, Body: &ir.Let{P: p, Vars: []*ir.Var{lam.Param},
+		Rhs: ir.MkPrim(p, "add", ir.Ref(p, j), ir.Ref(p, cutVar)), Body: ct.from}}
+	f.fill(r, at, rest, high, sc.push(cutVar.Name, at), release)
+	f.indent--
+	f.line("} else {")
+	f.indent++
+	whole()
+	f.indent--
+	f.line("}")
+	return true
+}
+
+// fill emits a versioned loop over 0 .. count-1 storing lam's value at
+// each index i into r's element off + i (off "" for 0), each iteration
+// ending in release (from releaseAfter).
+func (f *fn) fill(r, off, count string, lam *ir.Lam, sc *env, release string) {
+	f.versioned(f.rank1Guard(lam, []string{count}, sc), func() {
+		if pureScalarBody(lam) {
+			f.line("KS_IVDEP")
+		}
+		f.loop(1, []string{count}, func(idx, flat string) {
+			x := f.apply(lam, idx, sc)
+			if off != "" {
+				flat = off + " + " + flat
+			}
+			f.line("%s.data[%s] = %s;", r, flat, x)
+			f.release(release)
+		})
+	})
+}
+
+// unusedName returns name, or name with a number, such that it occurs
+// nowhere in lam.
+func unusedName(lam *ir.Lam, name string) string {
+	used := map[string]bool{lam.Param.Name: true}
+	ir.Inspect(lam.Body, func(e ir.Expr) bool {
+		switch e := e.(type) {
+		case *ir.Var:
+			used[e.Name] = true
+		case *ir.Let:
+			for _, v := range e.Vars {
+				used[v.Name] = true
+			}
+		case *ir.Lam:
+			used[e.Param.Name] = true
+		}
+		return true
+	})
+	s := name
+	for k := 1; used[s]; k++ {
+		s = fmt.Sprintf("%s%d", name, k)
+	}
+	return s
+}

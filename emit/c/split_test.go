@@ -1,0 +1,64 @@
+package cemit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ksc-lang/ksc/syntax"
+	"github.com/ksc-lang/ksc/typecheck"
+)
+
+// TestSplitLoops checks which builds are split at a cut (split.go) and
+// that both parts lose their index checks: checks counts them in all the
+// function's code (the parts, their versioned copies and the loop as it
+// was).
+func TestSplitLoops(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		split      bool
+		checks     int
+	}{
+		{"a concatenation",
+			"(if (lt k (size v)) (index k v) (index (sub k (size v)) w))", true, 4},
+		{"the test the other way round",
+			"(if (gt (size v) k) (index k v) (index (sub k (size v)) w))", true, 4},
+		{"the second branch below the cut",
+			"(if (gte k (size v)) (index (sub k (size v)) w) (index k v))", true, 4},
+		{"the test bound by a let",
+			"(let (t (lt k (size v))) (if t (index k v) (index (sub k (size v)) w)))", true, 4},
+		{"the cut a variable",
+			"(if (lt k m) (mul x (index k v)) (index (sub k m) w))", true, 5},
+		{"below or at the cut",
+			"(if (lte k m) (index k v) x)", true, 2},
+		{"a cut that reads an element is not split",
+			"(if (lt k (size (index 0 vs))) (index k v) x)", false, 2},
+		{"a cut that may fail is not split",
+			"(if (lt k (div m 2)) (index k v) x)", false, 1},
+		{"a cut that depends on the index is not split",
+			"(if (lt k (mul k 2)) (index k v) x)", false, 1},
+		{"a test of an element is not split",
+			"(if (gt (index k v) 0.0) (index k v) x)", false, 2},
+	} {
+		src := "(def f (Vec Float) ((x : Float) (v : Vec Float) (w : Vec Float) (vs : Vec (Vec Float)) (m : Integer)) " +
+			"(build (add (size v) (size w)) (lam (k : Integer) " + c.body + ")))"
+		file, err := syntax.ParseFile("t.ks", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := typecheck.Check([]*syntax.File{file})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out, err := Emit(prog, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		code := out.C[strings.LastIndex(out.C, "ksu_f(ks_ctx *ctx"):]
+		code = code[:strings.Index(code, "\n}\n")] // not its inline twin
+		split := strings.Contains(code, "if (0 <= ")
+		checks := strings.Count(code, "ks_check_index")
+		if split != c.split || checks != c.checks {
+			t.Errorf("%s: split %v with %d checks, want %v with %d\n%s", c.name, split, checks, c.split, c.checks, code)
+		}
+	}
+}
