@@ -603,6 +603,9 @@ func (f *fn) primIfold(c *primCall) string {
 		f.parIfold(c, lam, n, acc, disjoint)
 		return acc
 	}
+	if ct, take := foldCut(lam); ct != nil && f.splitFold(c, lam, take, n, acc, ct) {
+		return acc
+	}
 	f.ifoldLoop(c, lam, n, acc, "0", n)
 	return acc
 }

@@ -2,6 +2,7 @@ package cemit
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/types"
@@ -51,24 +52,54 @@ func splitCut(lam *ir.Lam) *cut {
 	if nodes(lam.Body) > maxSplitBody {
 		return nil
 	}
-	items, tail := ir.ChainItems(lam.Body)
+	return cutOf(lam.Body, lam.Param.Name, map[string]bool{lam.Param.Name: true})
+}
+
+// foldCut returns how the body of a fold ($ifold, $ifoldr) splits, or nil:
+// the body takes its parameter apart, (let ((s k) p) e), and e splits as
+// a build's body does at the index k. The cut's bodies are e's parts.
+func foldCut(lam *ir.Lam) (*cut, *ir.Let) {
+	l, ok := lam.Body.(*ir.Let)
+	if !ok || !l.Pattern || len(l.Vars) != 2 || nodes(lam.Body) > maxSplitBody {
+		return nil, nil
+	}
+	if v, ok := l.Rhs.(*ir.Var); !ok || v.Name != lam.Param.Name {
+		return nil, nil
+	}
+	bound := map[string]bool{lam.Param.Name: true, l.Vars[0].Name: true, l.Vars[1].Name: true}
+	return cutOf(l.Body, l.Vars[1].Name, bound), l
+}
+
+// cutOf returns how body splits at the Integer index, or nil. bound are
+// the variables bound in the loop, the index among them.
+func cutOf(body ir.Expr, index string, bound map[string]bool) *cut {
+	items, tail := ir.ChainItems(body)
 	iff, ok := tail.(*ir.If)
 	if !ok {
 		return nil
 	}
-	bound := map[string]bool{lam.Param.Name: true}
-	var test ir.Expr = iff.Cond
+	bound = maps.Clone(bound)
+	// defs are the chain's lets of one variable, bound once, by name: a
+	// cut may be such a variable, (let (n (size v)) ...), if its
+	// definition is fixed for the loop.
+	defs := map[string]ir.Expr{}
 	for _, it := range items {
 		l, ok := it.(*ir.Let)
 		if !ok {
 			continue
 		}
 		for _, v := range l.Vars {
+			if bound[v.Name] {
+				delete(defs, v.Name)
+			} else if !l.Pattern && len(l.Vars) == 1 {
+				defs[v.Name] = l.Rhs
+			}
 			bound[v.Name] = true
 		}
-		if v, isVar := iff.Cond.(*ir.Var); isVar && !l.Pattern && len(l.Vars) == 1 && l.Vars[0].Name == v.Name {
-			test = l.Rhs
-		}
+	}
+	test := iff.Cond
+	if v, ok := test.(*ir.Var); ok && defs[v.Name] != nil {
+		test = defs[v.Name]
 	}
 	c, ok := test.(*ir.Call)
 	if !ok || c.Prim == nil || len(c.Args) != 2 {
@@ -76,7 +107,7 @@ func splitCut(lam *ir.Lam) *cut {
 	}
 	isIndex := func(e ir.Expr) bool {
 		v, ok := e.(*ir.Var)
-		return ok && v.Name == lam.Param.Name
+		return ok && v.Name == index
 	}
 	// k < c, c > k: the then branch below c. k >= c, c <= k: the else
 	// branch below c. k <= c, c >= k: then below c + 1. k > c, c < k:
@@ -113,12 +144,12 @@ func splitCut(lam *ir.Lam) *cut {
 	default:
 		return nil
 	}
-	if !invariantCut(other, bound) {
+	at, ok := invariantCut(other, bound, defs)
+	if !ok {
 		return nil
 	}
-	at := other
 	if plusOne {
-		at = ir.MkPrim(c.P, "add", other, &ir.Const{P: c.P, Val: int64(1), T: types.IntegerType})
+		at = ir.MkPrim(c.P, "add", at, &ir.Const{P: c.P, Val: int64(1), T: types.IntegerType})
 	}
 	below, from := iff.Then, iff.Else
 	if !thenBelow {
@@ -130,27 +161,40 @@ func splitCut(lam *ir.Lam) *cut {
 // invariantCut reports whether e is fixed for the loop and cannot fail, so
 // that it may be computed once before it: an Integer made of variables
 // bound outside the loop (none of bound), constants, sizes of rank-1
-// tensors, and add, sub and mul (which wrap).
-func invariantCut(e ir.Expr, bound map[string]bool) bool {
+// tensors, and add, sub and mul (which wrap), and of variables of defs
+// (lets of the loop's body) whose definitions are such. It returns e with
+// those variables replaced by their definitions.
+func invariantCut(e ir.Expr, bound map[string]bool, defs map[string]ir.Expr) (ir.Expr, bool) {
 	switch e := e.(type) {
 	case *ir.Var:
-		return !bound[e.Name] && e.T.Kind == types.Integer
+		if d := defs[e.Name]; d != nil {
+			return invariantCut(d, bound, defs)
+		}
+		return e, !bound[e.Name] && e.T.Kind == types.Integer
 	case *ir.Const:
 		_, ok := e.Val.(int64)
-		return ok
+		return e, ok
 	case *ir.Call:
 		if e.Prim == nil {
-			return false
+			return nil, false
 		}
 		switch e.Prim.Name {
 		case "size":
 			v, ok := e.Args[0].(*ir.Var)
-			return ok && !bound[v.Name] && v.T.Kind == types.Tensor && v.T.Rank == 1
+			return e, ok && !bound[v.Name] && v.T.Kind == types.Tensor && v.T.Rank == 1
 		case "add", "sub", "mul":
-			return invariantCut(e.Args[0], bound) && invariantCut(e.Args[1], bound)
+			a, ok1 := invariantCut(e.Args[0], bound, defs)
+			b, ok2 := invariantCut(e.Args[1], bound, defs)
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+			if a == e.Args[0] && b == e.Args[1] {
+				return e, true
+			}
+			return ir.MkPrim(e.P, e.Prim.Name, a, b), true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // nodes counts the nodes of e.
@@ -233,4 +277,46 @@ func unusedName(lam *ir.Lam, name string) string {
 		s = fmt.Sprintf("%s%d", name, k)
 	}
 	return s
+}
+
+// splitFold emits the loop of a fold ($ifold, $ifoldr) call c with body
+// lam (count n, state in acc) split at ct, lam's body taking its
+// parameter apart by take, with the loop as it was for a cut outside
+// 0 .. n: the part below the cut first for $ifold, last for $ifoldr, so
+// the state goes through the same iterations in the same order. It
+// returns false, having emitted nothing, if the cut is n itself.
+func (f *fn) splitFold(c *primCall, lam *ir.Lam, take *ir.Let, n, acc string, ct *cut) bool {
+	at := f.expr(ct.at, c.sc)
+	if at == n {
+		return false
+	}
+	at = f.atom(at, types.IntegerType)
+	p := lam.P
+	state, index := take.Vars[0], take.Vars[1]
+	low := &ir.Lam{P: p, Param: lam.Param, Body: &ir.Let{P: take.P, Vars: take.Vars, Pattern: true, Rhs: take.Rhs, Body: ct.below}}
+	j := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, index.Name+"$j")}
+	cutVar := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, index.Name+"$cut")}
+	high := &ir.Lam{P: p, Param: lam.Param, Body: &ir.Let{P: take.P, Vars: []*ir.Var{state, j}, Pattern: true, Rhs: take.Rhs,
+		Body: &ir.Let{P: p, Vars: []*ir.Var{index}, Rhs: ir.MkPrim(p, "add", ir.Ref(p, j), ir.Ref(p, cutVar)), Body: ct.from}}}
+	hc := *c
+	hc.sc = c.sc.push(cutVar.Name, at)
+	f.line("if (0 <= %s && %s <= %s) {", at, at, n)
+	f.indent++
+	var rest string
+	if c.e.Prim.Name == "$ifold" {
+		f.ifoldLoop(c, low, at, acc, "0", at)
+		rest = f.temp(fmt.Sprintf("%s - %s", n, at), types.IntegerType)
+		f.ifoldLoop(&hc, high, rest, acc, "0", rest)
+	} else {
+		rest = f.temp(fmt.Sprintf("%s - %s", n, at), types.IntegerType)
+		f.ifoldLoop(&hc, high, rest, acc, "0", rest)
+		f.ifoldLoop(c, low, at, acc, "0", at)
+	}
+	f.indent--
+	f.line("} else {")
+	f.indent++
+	f.ifoldLoop(c, lam, n, acc, "0", n)
+	f.indent--
+	f.line("}")
+	return true
 }

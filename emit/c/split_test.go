@@ -62,3 +62,40 @@ func TestSplitLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitFolds checks that folds split too, the part below the cut
+// first for $ifold and last for $ifoldr (whose iterations run
+// downwards), so that the state goes through the iterations in their
+// order.
+func TestSplitFolds(t *testing.T) {
+	for _, fold := range []string{"$ifold", "$ifoldr"} {
+		src := "(def f Float ((v : Vec Float) (w : Vec Float)) (" + fold + " (add (size v) (size w)) 0.0 " +
+			"(lam (s_k : Tuple Float Integer) (let ((s k) s_k) (if (lt k (size v)) " +
+			"(add (mul 2.0 s) (index k v)) (sub (mul 3.0 s) (index (sub k (size v)) w)))))))"
+		file, err := syntax.ParseFile("t.ks", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := typecheck.Check([]*syntax.File{file})
+		if err != nil {
+			t.Fatalf("%s: %v", fold, err)
+		}
+		out, err := Emit(prog, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", fold, err)
+		}
+		code := out.C[strings.LastIndex(out.C, "ksu_f(ks_ctx *ctx"):]
+		code = code[:strings.Index(code, "\n}\n")]
+		split := strings.Index(code, "if (0 <= ")
+		low, high := strings.Index(code, "(2.0 * "), strings.Index(code, "(3.0 * ")
+		if split < 0 || low < split || high < split {
+			t.Fatalf("%s: not split\n%s", fold, code)
+		}
+		if (fold == "$ifold") != (low < high) {
+			t.Errorf("%s: the part below the cut at %d, the rest at %d\n%s", fold, low, high, code)
+		}
+		if n := strings.Count(code, "ks_check_index"); n != 4 {
+			t.Errorf("%s: %d index checks, want 4 (one in each part's second copy, two in the loop as it was)\n%s", fold, n, code)
+		}
+	}
+}
