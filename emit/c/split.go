@@ -3,6 +3,7 @@ package cemit
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/ksc-lang/ksc/ir"
 	"github.com/ksc-lang/ksc/types"
@@ -41,8 +42,11 @@ const maxSplitBody = 150
 // A cut is a build's body split at an index: the body for the indices
 // below it, and the one for the rest.
 type cut struct {
-	at          ir.Expr // the first index of the second part
+	at          ir.Expr // the first index of the second part, or the point
 	below, from ir.Expr // the bodies: the lambda's parameter is the index
+	// on, if not nil, is the body at the index at, below the one below
+	// it and from the one above it: the test was (eq k at).
+	on ir.Expr
 }
 
 // splitCut returns how a build's body splits, or nil: the body is a chain
@@ -109,38 +113,32 @@ func cutOf(body ir.Expr, index string, bound map[string]bool) *cut {
 		v, ok := e.(*ir.Var)
 		return ok && v.Name == index
 	}
-	// k < c, c > k: the then branch below c. k >= c, c <= k: the else
-	// branch below c. k <= c, c >= k: then below c + 1. k > c, c < k:
-	// else below c + 1.
-	var other ir.Expr
-	var thenBelow, plusOne bool
-	switch a, b := c.Args[0], c.Args[1]; {
-	case isIndex(a) && !isIndex(b):
-		other = b
-		switch c.Prim.Name {
-		case "lt":
-			thenBelow = true
-		case "gte":
-		case "lte":
-			thenBelow, plusOne = true, true
-		case "gt":
-			plusOne = true
-		default:
-			return nil
-		}
-	case isIndex(b) && !isIndex(a):
-		other = a
-		switch c.Prim.Name {
-		case "gt":
-			thenBelow = true
-		case "lte":
-		case "gte":
-			thenBelow, plusOne = true, true
-		case "lt":
-			plusOne = true
-		default:
-			return nil
-		}
+	// The comparison with the index on the left: k < c has the then
+	// branch below c, k >= c the else branch; k <= c has then below
+	// c + 1, k > c else. k == c has the then branch at c, the else branch
+	// below and above it; k != c the other way round.
+	op, other := c.Prim.Name, c.Args[1]
+	switch {
+	case isIndex(c.Args[0]) && !isIndex(c.Args[1]):
+	case isIndex(c.Args[1]) && !isIndex(c.Args[0]):
+		other = c.Args[0]
+		op = map[string]string{"lt": "gt", "gt": "lt", "lte": "gte", "gte": "lte", "eq": "eq", "ne": "ne"}[op]
+	default:
+		return nil
+	}
+	var thenBelow, plusOne, point bool
+	switch op {
+	case "lt":
+		thenBelow = true
+	case "gte":
+	case "lte":
+		thenBelow, plusOne = true, true
+	case "gt":
+		plusOne = true
+	case "eq":
+		point = true
+	case "ne":
+		point, thenBelow = true, true
 	default:
 		return nil
 	}
@@ -154,6 +152,10 @@ func cutOf(body ir.Expr, index string, bound map[string]bool) *cut {
 	below, from := iff.Then, iff.Else
 	if !thenBelow {
 		below, from = from, below
+	}
+	if point {
+		// below is the branch off the point, from the one at it.
+		return &cut{at: at, below: ir.WrapChain(items, below), on: ir.WrapChain(items, from), from: ir.WrapChain(items, below)}
 	}
 	return &cut{at: at, below: ir.WrapChain(items, below), from: ir.WrapChain(items, from)}
 }
@@ -204,35 +206,78 @@ func nodes(e ir.Expr) int {
 	return n
 }
 
-// splitBuild emits the loop of a rank-1 build into r (whose count is n)
-// split at ct, with the loop as it was (emitted by whole) for a cut
-// outside 0 .. n; release (from releaseAfter) ends each iteration. It
-// returns false, having emitted nothing, if the cut is n itself.
-func (f *fn) splitBuild(r, n string, lam *ir.Lam, ct *cut, sc *env, release string, whole func()) bool {
+// A part is a range of a split loop's indices: count of them from off
+// ("" for 0) on, where the loop's body is body.
+type part struct {
+	off, count string
+	body       ir.Expr
+}
+
+// splitParts emits the test that a cut of a loop over 0 .. n-1 lies in
+// range and the C values of the parts' bounds, and returns the parts in
+// order: below the cut and from it, or below, at and above a point. It
+// returns nil, having emitted nothing, if the cut is n itself (the test
+// would compare n with itself).
+func (f *fn) splitParts(ct *cut, n string, sc *env) []part {
 	at := f.expr(ct.at, sc)
 	if at == n {
-		return false
+		return nil
 	}
 	at = f.atom(at, types.IntegerType)
-	p := lam.P
-	f.line("if (0 <= %s && %s <= %s) {", at, at, n)
+	if ct.on == nil {
+		f.line("if (0 <= %s && %s <= %s) {", at, at, n)
+		f.indent++
+		rest := f.temp(fmt.Sprintf("%s - %s", n, at), types.IntegerType)
+		return []part{{"", at, ct.below}, {at, rest, ct.from}}
+	}
+	f.line("if (0 <= %s && %s < %s) {", at, at, n)
 	f.indent++
-	low := &ir.Lam{P: p, Param: lam.Param, Body: ct.below}
-	f.fill(r, "", at, low, sc, release)
-	rest := f.temp(fmt.Sprintf("%s - %s", n, at), types.IntegerType)
-	// The second part's index j, and the cut as a variable whose C name
-	// is the cut's own, so that version.go cancels it in (sub k cut).
-	j := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, lam.Param.Name+"$j")}
-	cutVar := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, lam.Param.Name+"$cut")}
-	high := &ir.Lam{P: p, Param: j, Body: &ir.Let{P: p, Vars: []*ir.Var{lam.Param},
-		Rhs: ir.MkPrim(p, "add", ir.Ref(p, j), ir.Ref(p, cutVar)), Body: ct.from}}
-	f.fill(r, at, rest, high, sc.push(cutVar.Name, at), release)
+	next := f.temp(at+" + 1", types.IntegerType)
+	rest := f.temp(fmt.Sprintf("%s - %s", n, next), types.IntegerType)
+	return []part{{"", at, ct.below}, {at, "1", ct.on}, {next, rest, ct.from}}
+}
+
+// shiftedBody returns the index and the body of a part of a split loop
+// whose index is index: for a part that does not start at 0, its own index
+// j and the body binding index to j plus a variable holding the part's
+// offset, and the scope binding that variable to the offset's C value
+// itself, so that version.go, which knows only C names, cancels it in
+// (sub index off).
+func shiftedBody(lam *ir.Lam, index *ir.Var, pt part, sc *env) (*ir.Var, ir.Expr, *env) {
+	if pt.off == "" {
+		return index, pt.body, sc
+	}
+	p := lam.P
+	j := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, index.Name+"$j")}
+	off := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, index.Name+"$cut")}
+	body := &ir.Let{P: p, Vars: []*ir.Var{index}, Rhs: ir.MkPrim(p, "add", ir.Ref(p, j), ir.Ref(p, off)), Body: pt.body}
+	return j, body, sc.push(off.Name, pt.off)
+}
+
+// elseWhole ends the split loop's test: the loop as it was otherwise.
+func (f *fn) elseWhole(whole func()) {
 	f.indent--
 	f.line("} else {")
 	f.indent++
 	whole()
 	f.indent--
 	f.line("}")
+}
+
+// splitBuild emits the loop of a rank-1 build into r (whose count is n)
+// split at ct, with the loop as it was (emitted by whole) for a cut
+// outside 0 .. n; release (from releaseAfter) ends each iteration. It
+// returns false, having emitted nothing, if the cut is n itself.
+func (f *fn) splitBuild(r, n string, lam *ir.Lam, ct *cut, sc *env, release string, whole func()) bool {
+	parts := f.splitParts(ct, n, sc)
+	if parts == nil {
+		return false
+	}
+	for _, pt := range parts {
+		j, body, psc := shiftedBody(lam, lam.Param, pt, sc)
+		f.fill(r, pt.off, pt.count, &ir.Lam{P: lam.P, Param: j, Body: body}, psc, release)
+	}
+	f.elseWhole(whole)
 	return true
 }
 
@@ -282,41 +327,25 @@ func unusedName(lam *ir.Lam, name string) string {
 // splitFold emits the loop of a fold ($ifold, $ifoldr) call c with body
 // lam (count n, state in acc) split at ct, lam's body taking its
 // parameter apart by take, with the loop as it was for a cut outside
-// 0 .. n: the part below the cut first for $ifold, last for $ifoldr, so
-// the state goes through the same iterations in the same order. It
-// returns false, having emitted nothing, if the cut is n itself.
+// 0 .. n: the parts in order for $ifold, in reverse for $ifoldr, so the
+// state goes through the same iterations in the same order. It returns
+// false, having emitted nothing, if the cut is n itself.
 func (f *fn) splitFold(c *primCall, lam *ir.Lam, take *ir.Let, n, acc string, ct *cut) bool {
-	at := f.expr(ct.at, c.sc)
-	if at == n {
+	parts := f.splitParts(ct, n, c.sc)
+	if parts == nil {
 		return false
 	}
-	at = f.atom(at, types.IntegerType)
-	p := lam.P
-	state, index := take.Vars[0], take.Vars[1]
-	low := &ir.Lam{P: p, Param: lam.Param, Body: &ir.Let{P: take.P, Vars: take.Vars, Pattern: true, Rhs: take.Rhs, Body: ct.below}}
-	j := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, index.Name+"$j")}
-	cutVar := &ir.Var{P: p, T: types.IntegerType, Name: unusedName(lam, index.Name+"$cut")}
-	high := &ir.Lam{P: p, Param: lam.Param, Body: &ir.Let{P: take.P, Vars: []*ir.Var{state, j}, Pattern: true, Rhs: take.Rhs,
-		Body: &ir.Let{P: p, Vars: []*ir.Var{index}, Rhs: ir.MkPrim(p, "add", ir.Ref(p, j), ir.Ref(p, cutVar)), Body: ct.from}}}
-	hc := *c
-	hc.sc = c.sc.push(cutVar.Name, at)
-	f.line("if (0 <= %s && %s <= %s) {", at, at, n)
-	f.indent++
-	var rest string
-	if c.e.Prim.Name == "$ifold" {
-		f.ifoldLoop(c, low, at, acc, "0", at)
-		rest = f.temp(fmt.Sprintf("%s - %s", n, at), types.IntegerType)
-		f.ifoldLoop(&hc, high, rest, acc, "0", rest)
-	} else {
-		rest = f.temp(fmt.Sprintf("%s - %s", n, at), types.IntegerType)
-		f.ifoldLoop(&hc, high, rest, acc, "0", rest)
-		f.ifoldLoop(c, low, at, acc, "0", at)
+	if c.e.Prim.Name == "$ifoldr" {
+		slices.Reverse(parts)
 	}
-	f.indent--
-	f.line("} else {")
-	f.indent++
-	f.ifoldLoop(c, lam, n, acc, "0", n)
-	f.indent--
-	f.line("}")
+	state, index := take.Vars[0], take.Vars[1]
+	for _, pt := range parts {
+		j, body, psc := shiftedBody(lam, index, pt, c.sc)
+		l := &ir.Lam{P: lam.P, Param: lam.Param, Body: &ir.Let{P: take.P, Vars: []*ir.Var{state, j}, Pattern: true, Rhs: take.Rhs, Body: body}}
+		pc := *c
+		pc.sc = psc
+		f.ifoldLoop(&pc, l, pt.count, acc, "0", pt.count)
+	}
+	f.elseWhole(func() { f.ifoldLoop(c, lam, n, acc, "0", n) })
 	return true
 }
