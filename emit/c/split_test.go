@@ -3,9 +3,6 @@ package cemit
 import (
 	"strings"
 	"testing"
-
-	"github.com/ksc-lang/ksc/syntax"
-	"github.com/ksc-lang/ksc/typecheck"
 )
 
 // TestSplitLoops checks which builds are split at a cut (split.go) and
@@ -45,20 +42,7 @@ func TestSplitLoops(t *testing.T) {
 	} {
 		src := "(def f (Vec Float) ((x : Float) (v : Vec Float) (w : Vec Float) (vs : Vec (Vec Float)) (m : Integer)) " +
 			"(build (add (size v) (size w)) (lam (k : Integer) " + c.body + ")))"
-		file, err := syntax.ParseFile("t.ks", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		prog, err := typecheck.Check([]*syntax.File{file})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		out, err := Emit(prog, Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		code := out.C[strings.LastIndex(out.C, "ksu_f(ks_ctx *ctx"):]
-		code = code[:strings.Index(code, "\n}\n")] // not its inline twin
+		code := funcCode(t, c.name, src)
 		split := strings.Contains(code, "if (0 <= ")
 		checks := strings.Count(code, "ks_check_index")
 		if split != c.split || checks != c.checks {
@@ -76,20 +60,7 @@ func TestSplitFolds(t *testing.T) {
 		src := "(def f Float ((v : Vec Float) (w : Vec Float)) (" + fold + " (add (size v) (size w)) 0.0 " +
 			"(lam (s_k : Tuple Float Integer) (let ((s k) s_k) (if (lt k (size v)) " +
 			"(add (mul 2.0 s) (index k v)) (sub (mul 3.0 s) (index (sub k (size v)) w)))))))"
-		file, err := syntax.ParseFile("t.ks", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		prog, err := typecheck.Check([]*syntax.File{file})
-		if err != nil {
-			t.Fatalf("%s: %v", fold, err)
-		}
-		out, err := Emit(prog, Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", fold, err)
-		}
-		code := out.C[strings.LastIndex(out.C, "ksu_f(ks_ctx *ctx"):]
-		code = code[:strings.Index(code, "\n}\n")]
+		code := funcCode(t, fold, src)
 		split := strings.Index(code, "if (0 <= ")
 		low, high := strings.Index(code, "(2.0 * "), strings.Index(code, "(3.0 * ")
 		if split < 0 || low < split || high < split {

@@ -47,26 +47,33 @@ func TestLoopVersioning(t *testing.T) {
 			"(sumbuild n (lam (i : Integer) (index (sub i 1) v)))", false, 2},
 	} {
 		src := "(def f Float ((x : Float) (v : Vec Float) (m : Tensor 2 Float) (n : Integer) (k : Integer)) " + c.body + ")"
-		file, err := syntax.ParseFile("t.ks", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		prog, err := typecheck.Check([]*syntax.File{file})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		out, err := Emit(prog, Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		code := out.C[strings.LastIndex(out.C, "ksu_f(ks_ctx *ctx"):]
-		code = code[:strings.Index(code, "\n}\n")] // not its inline twin
+		code := funcCode(t, c.name, src)
 		guarded := strings.Contains(code, "<= 0 || (")
 		checks := strings.Count(code, "ks_check_index")
 		if guarded != c.guarded || checks != c.checks {
 			t.Errorf("%s: guarded %v with %d checks, want %v with %d\n%s", c.name, guarded, checks, c.guarded, c.checks, code)
 		}
 	}
+}
+
+// funcCode returns the C code of the function f of the program src (not
+// that of its inline twin); name names the case in errors.
+func funcCode(t *testing.T, name, src string) string {
+	t.Helper()
+	file, err := syntax.ParseFile("t.ks", []byte(src))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	prog, err := typecheck.Check([]*syntax.File{file})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	out, err := Emit(prog, Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	code := out.C[strings.LastIndex(out.C, "ksu_f(ks_ctx *ctx"):]
+	return code[:strings.Index(code, "\n}\n")]
 }
 
 // TestFoldIvdep checks which reverse loops (folds updating their state's
