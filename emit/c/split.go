@@ -33,6 +33,12 @@ import (
 // same code, so values and errors are unchanged; the cut is computed once,
 // before the loops, which is why it must be an expression that cannot fail
 // (sizes, variables, constants, and integer arithmetic that wraps).
+//
+// A test (eq k c), the functional update of one element, splits in three:
+// below c, c alone, above c. A fold ($ifold, $ifoldr: the reverse passes
+// of such builds) whose body takes (state, k) apart splits the same way,
+// its parts run in the fold's order, so that the state goes through the
+// iterations in the order it did.
 
 // maxSplitBody bounds, in IR nodes, the body of a build that is split:
 // the split emits it three times (each part, and the loop as it was), and
