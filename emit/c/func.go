@@ -29,6 +29,7 @@ type fn struct {
 	// (version.go).
 	proven   map[*ir.Call]bool
 	versions int // the versioned loops around the code being emitted
+	splits   int // the split loops around the code being emitted (split.go)
 	// ivdep says the fold about to be emitted is preceded by KS_IVDEP:
 	// a copy without checks that its guard allows it for (withIvdep).
 	ivdep bool
@@ -330,7 +331,7 @@ func (f *fn) ifExpr(e *ir.If, sc *env) string {
 // sub returns a generator for a nested block.
 func (f *fn) sub() *fn {
 	return &fn{e: f.e, f: f.f, indent: f.indent + 1, depth: f.depth,
-		same: clone(f.same), below: clone(f.below), fields: clone(f.fields), proven: f.proven, versions: f.versions, tail: f.tail}
+		same: clone(f.same), below: clone(f.below), fields: clone(f.fields), proven: f.proven, versions: f.versions, splits: f.splits, tail: f.tail}
 }
 
 // clone copies a map: facts found in a branch hold only there.

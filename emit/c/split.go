@@ -45,6 +45,10 @@ import (
 // each may be versioned.
 const maxSplitBody = 150
 
+// maxSplitDepth bounds the nesting of split loops, each of which emits its
+// body three times: a nest's code grows at most by 3 to this power.
+const maxSplitDepth = 2
+
 // A cut is a build's body split at an index: the body for the indices
 // below it, and the one for the rest.
 type cut struct {
@@ -223,8 +227,12 @@ type part struct {
 // range and the C values of the parts' bounds, and returns the parts in
 // order: below the cut and from it, or below, at and above a point. It
 // returns nil, having emitted nothing, if the cut is n itself (the test
-// would compare n with itself).
+// would compare n with itself) or the loop is nested maxSplitDepth deep in
+// split loops.
 func (f *fn) splitParts(ct *cut, n string, sc *env) []part {
+	if f.splits >= maxSplitDepth {
+		return nil
+	}
 	at := f.expr(ct.at, sc)
 	if at == n {
 		return nil
@@ -279,6 +287,8 @@ func (f *fn) splitBuild(r, n string, lam *ir.Lam, ct *cut, sc *env, release stri
 	if parts == nil {
 		return false
 	}
+	f.splits++
+	defer func() { f.splits-- }()
 	for _, pt := range parts {
 		j, body, psc := shiftedBody(lam, lam.Param, pt, sc)
 		f.fill(r, pt.off, pt.count, &ir.Lam{P: lam.P, Param: j, Body: body}, psc, release)
@@ -341,6 +351,8 @@ func (f *fn) splitFold(c *primCall, lam *ir.Lam, take *ir.Let, n, acc string, ct
 	if parts == nil {
 		return false
 	}
+	f.splits++
+	defer func() { f.splits-- }()
 	if c.e.Prim.Name == "$ifoldr" {
 		slices.Reverse(parts)
 	}

@@ -74,3 +74,20 @@ func TestSplitFolds(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitDepth checks that split loops nest at most maxSplitDepth deep:
+// each emits its body three times.
+func TestSplitDepth(t *testing.T) {
+	src := "(def f (Vec Float) ((v : Vec Float) (m : Integer)) (build (size v) (lam (a : Integer) " +
+		"(if (lt a m) 0.0 (sum (build (size v) (lam (b : Integer) " +
+		"(if (lt b m) 1.0 (sum (build (size v) (lam (c : Integer) " +
+		"(if (lt c m) 2.0 (index c v)))))))))))))"
+	code := funcCode(t, "three nested splits", src)
+	// The outer loop splits; the middle loop, in its second part and in
+	// the loop as it was, splits too; the innermost loops, inside two
+	// splits, do not (nor would they in a branch of an if, emitted by a
+	// generator of its own: fn.sub).
+	if n := strings.Count(code, "if (0 <= "); n != 3 {
+		t.Errorf("%d split tests, want 3 (the innermost loops not split)\n%s", n, code)
+	}
+}
