@@ -51,6 +51,13 @@ func Mentions(e Expr, set map[string]bool) bool {
 	return found
 }
 
+// Size counts the nodes of e: the measure of the passes' budgets.
+func Size(e Expr) int {
+	n := 0
+	Inspect(e, func(Expr) bool { n++; return true })
+	return n
+}
+
 // Occurs reports whether the variable name occurs free in e.
 func Occurs(name string, e Expr) bool {
 	switch e := e.(type) {

@@ -122,18 +122,11 @@ func inlineAll(e ir.Expr, eff lower.Effects, rec map[*ir.Func]bool) ir.Expr {
 			g := c.Fn
 			return lower.BindParams(g, c.Args, ir.Copy(g.Body, ir.Pos{}), c.P)
 		})
-		if !changed || size(next) > inlineBudget {
+		if !changed || ir.Size(next) > inlineBudget {
 			return e
 		}
 		e = next
 	}
-}
-
-// size counts the nodes of e.
-func size(e ir.Expr) int {
-	n := 0
-	ir.Inspect(e, func(ir.Expr) bool { n++; return true })
-	return n
 }
 
 // A hoister moves the code a loop's iterations compute alike out of the

@@ -84,7 +84,7 @@ func smallVectors(ctx *Context) error {
 			return
 		}
 		for round := 0; round < 16; round++ {
-			s := &scalariser{ns: ns, eff: eff, inl: inl, f: f, budget: smallBodyBudget - size(f.Body)}
+			s := &scalariser{ns: ns, eff: eff, inl: inl, f: f, budget: smallBodyBudget - ir.Size(f.Body)}
 			body := s.expr(f.Body, nil)
 			if s.steps == 0 {
 				break
@@ -129,7 +129,7 @@ func smallVecCandidate(g *ir.Func) bool {
 	if g.Body == nil || g.Prim != nil || g.Kind == ir.EdefFunc || isLMFunc(g) {
 		return false
 	}
-	return (hasScalarVec(g.Arg) || hasScalarVec(g.Result)) && size(g.Body) <= smallFuncSize
+	return (hasScalarVec(g.Arg) || hasScalarVec(g.Result)) && ir.Size(g.Body) <= smallFuncSize
 }
 
 // returnsSmallVec reports whether the value of e holds a small vector it
@@ -403,7 +403,7 @@ func (s *scalariser) call(c *ir.Call, sc *scope) ir.Expr {
 		return c
 	}
 	s.steps++
-	s.budget -= size(g.Body)
+	s.budget -= ir.Size(g.Body)
 	return s.expr(lower.BindParams(g, c.Args, ir.Copy(g.Body, ir.Pos{}), c.P), sc)
 }
 
@@ -508,7 +508,7 @@ func (s *scalariser) prim(c *ir.Call, sc *scope) ir.Expr {
 		// An element that calls a function stays in the loop: unrolled,
 		// an element never read would be dropped with its call, and the
 		// call's failure with it (a recursion too deep).
-		if !ok || n == 0 || !isLam || !smallElem(c.T) || lower.HasEffect(lam.Body, s.eff) || callsFunc(lam.Body) || n*size(lam.Body) > unrollBudget {
+		if !ok || n == 0 || !isLam || !smallElem(c.T) || lower.HasEffect(lam.Body, s.eff) || callsFunc(lam.Body) || n*ir.Size(lam.Body) > unrollBudget {
 			return c
 		}
 		elems := make([]ir.Expr, n)
@@ -526,7 +526,7 @@ func (s *scalariser) prim(c *ir.Call, sc *scope) ir.Expr {
 	case "$ifold", "$ifoldr":
 		n, ok := smallCount(c.Args[0])
 		lam, isLam := c.Args[2].(*ir.Lam)
-		if !ok || !isLam || n*size(lam.Body) > unrollBudget {
+		if !ok || !isLam || n*ir.Size(lam.Body) > unrollBudget {
 			return c
 		}
 		s.steps++

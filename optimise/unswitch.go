@@ -56,7 +56,7 @@ func unswitch(e ir.Expr, ns *ir.Names, depth int) ir.Expr {
 		return e
 	}
 	lam, ok := loop.Args[1].(*ir.Lam)
-	if !ok || size(lam.Body) > unswitchBudget {
+	if !ok || ir.Size(lam.Body) > unswitchBudget {
 		return e
 	}
 	if n, ok := loop.Args[0].(*ir.Const); ok {

@@ -52,6 +52,6 @@ func TestUnswitchBudget(t *testing.T) {
 	}
 	f, _ := runPass(t, e, unswitchLoops)
 	if text := ir.FormatExpr(f.Body); len(loopRE.FindAllString(text, -1)) != 1 {
-		t.Errorf("a body of %d nodes was unswitched", size(e))
+		t.Errorf("a body of %d nodes was unswitched", ir.Size(e))
 	}
 }

@@ -63,7 +63,7 @@ type cut struct {
 // of lets and asserts ending in an if whose test compares the index with
 // an expression fixed for the loop (see invariantCut).
 func splitCut(lam *ir.Lam) *cut {
-	if nodes(lam.Body) > maxSplitBody {
+	if ir.Size(lam.Body) > maxSplitBody {
 		return nil
 	}
 	return cutOf(lam.Body, lam.Param.Name, map[string]bool{lam.Param.Name: true})
@@ -74,7 +74,7 @@ func splitCut(lam *ir.Lam) *cut {
 // a build's body does at the index k. The cut's bodies are e's parts.
 func foldCut(lam *ir.Lam) (*cut, *ir.Let) {
 	l, ok := lam.Body.(*ir.Let)
-	if !ok || !l.Pattern || len(l.Vars) != 2 || nodes(lam.Body) > maxSplitBody {
+	if !ok || !l.Pattern || len(l.Vars) != 2 || ir.Size(lam.Body) > maxSplitBody {
 		return nil, nil
 	}
 	if v, ok := l.Rhs.(*ir.Var); !ok || v.Name != lam.Param.Name {
@@ -207,13 +207,6 @@ func invariantCut(e ir.Expr, bound map[string]bool, defs map[string]ir.Expr) (ir
 		}
 	}
 	return nil, false
-}
-
-// nodes counts the nodes of e.
-func nodes(e ir.Expr) int {
-	n := 0
-	ir.Inspect(e, func(ir.Expr) bool { n++; return true })
-	return n
 }
 
 // A part is a range of a split loop's indices: count of them from off
