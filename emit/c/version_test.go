@@ -43,6 +43,10 @@ func TestLoopVersioning(t *testing.T) {
 			"(sumbuild (sub n 2) (lam (i : Integer) (index (add i 2) v)))", true, 2},
 		{"a vector and an offset that are parts of a tuple from outside the loop",
 			"(let (p (tuple v k)) (sumbuild n (lam (i : Integer) (index (add i (get$2$2 p)) (get$1$2 p)))))", true, 2},
+		{"a value fixed for the loop added, then subtracted (the second part of a split loop)",
+			"(sumbuild n (lam (i : Integer) (index (sub (add i k) k) v)))", true, 2},
+		{"a value subtracted that the index was not given is not proven",
+			"(sumbuild n (lam (i : Integer) (index (sub (add i k) n) v)))", false, 2},
 		{"a subtracted index may be negative",
 			"(sumbuild n (lam (i : Integer) (index (sub i 1) v)))", false, 2},
 	} {
