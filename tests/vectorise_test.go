@@ -168,3 +168,58 @@ func TestHotLoopsVectorised(t *testing.T) {
 		})
 	}
 }
+
+// TestAVX512HalfWidth compiles GMM's library for an AVX-512 machine
+// (-march=x86-64-v4, assembly only, so any x86-64 gcc will do) and
+// counts the 512-bit registers in the code: ksc_runtime.h prefers 256-bit
+// vectors when AVX-512 is enabled (gcc 12's 512-bit loops were slower than
+// the default build's on short rows, docs/performance.md), and
+// -DKS_PREFER_512 gives gcc its choice back.
+func TestAVX512HalfWidth(t *testing.T) {
+	needCC(t)
+	if !wantBackend("c") {
+		t.Skip("the C backend is not selected")
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x86-64 only")
+	}
+	cc := baseCC()
+	if v, err := cc.Command(context.Background(), "--version").Output(); err != nil || !strings.Contains(string(v), "Free Software Foundation") {
+		t.Skip("the pragma is gcc's; $CC is not gcc")
+	}
+	prog, err := driver.LoadWith([]string{"../bench/gmm.ks"}, driver.Derived, driver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Optimise(prog, driver.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := driver.EmitC(prog, cemit.Options{Prefix: "bench", Library: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bench.c")
+	if err := os.WriteFile(file, []byte(out.C), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zmm := func(flags ...string) int {
+		asm := filepath.Join(dir, "bench.s")
+		args := append([]string{"-std=c11", "-O3", "-fno-math-errno", "-march=x86-64-v4", "-S", "-o", asm}, flags...)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if msg, err := cc.Command(ctx, append(args, file)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, msg)
+		}
+		b, err := os.ReadFile(asm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "%zmm")
+	}
+	half, full := zmm(), zmm("-DKS_PREFER_512")
+	t.Logf("%%zmm in the assembly: %d, with -DKS_PREFER_512 %d", half, full)
+	if full < 100 || half*5 > full {
+		t.Errorf("%d uses of 512-bit registers, %d with -DKS_PREFER_512: want many with it and a fifth of that at most without", half, full)
+	}
+}

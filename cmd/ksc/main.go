@@ -228,7 +228,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					"library with Go values. Honours $CC and $CFLAGS\n" +
 					"(default -O3, each looping function also compiled for AVX2 and chosen at load\n" +
 					"time on x86-64; CFLAGS=\"-O3 -march=native\" for all this machine's vector units,\n" +
-					"with -mprefer-vector-width=256 where it has AVX-512 and loops are short).\n" +
+					"256-bit ones where it has AVX-512 unless -DKS_PREFER_512).\n" +
 					"--threads shares the iterations of outer builds and sums, and of reverse\n" +
 					"passes' sums into gradients, among OpenMP threads (OMP_NUM_THREADS sets how\n" +
 					"many); results do not depend on the number of threads, and differ from the\n" +

@@ -22,6 +22,20 @@
 #include <sys/resource.h>
 #include <time.h>
 
+/* With AVX-512 enabled (-march=native on a machine that has it), gcc 12
+ * vectorises with 512-bit registers, and on the Intel Xeon measured
+ * (docs/performance.md, "-march=native on an AVX-512 machine") GMM's
+ * objective then took 1.2-1.3 times as long as the default build's at d10
+ * and d64, its gradient 1.1 times at d20 and n = 10^4: rows of 10 or 20
+ * elements are short for 8 lanes. So generated code prefers 256-bit vectors, as
+ * -mprefer-vector-width=256 would (the same machine code), and a library
+ * built with -march=native is never slower than the default build for it;
+ * -DKS_PREFER_512 keeps gcc's choice (d64's gradient and Hessian-vector
+ * product were 8-12% faster with it there). */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__) && !defined(KS_PREFER_512)
+#pragma GCC target("prefer-vector-width=256")
+#endif
+
 /* KS_OMP(directive) is the OpenMP pragma "omp directive" in a build with
  * OpenMP, and nothing without (where -Wall would warn of an unknown
  * pragma): the C that ksc --threads emits also compiles as serial C. */
