@@ -505,7 +505,9 @@ func (f *fn) primZerosOfShape(c *primCall) string {
 
 // primFlatten compiles $flatten.
 func (f *fn) primFlatten(c *primCall) string {
-	return f.temp(f.e.helper("flatten", c.at(0))+"(ctx, "+c.parts[0]+")", c.e.T)
+	x := f.fresh("")
+	f.line("const %s %s = %s;", f.e.ctype(c.at(0)), x, c.parts[0])
+	return f.temp(f.e.helper("flatten", c.at(0))+"(ctx, &"+x+")", c.e.T)
 }
 
 // primUnflatten compiles $unflatten.
