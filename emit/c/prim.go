@@ -163,8 +163,7 @@ func (f *fn) primBuild(c *primCall) string {
 			}
 			f.loop(len(sizes), sizes, func(idx, flat string) {
 				f.elemStart(keep)
-				x := f.elemEnd(keep, f.apply(lam, idx, c.sc), c.e.T.Elem)
-				f.line("%s.data[%s] = %s;", r, flat, x)
+				f.elemEnd(keep, f.apply(lam, idx, c.sc), c.e.T.Elem, fmt.Sprintf("%s.data[%s]", r, flat))
 				f.release(release)
 			})
 		})
