@@ -417,6 +417,24 @@ func (f *fn) elemEnd(k *elemKeep, x string, t *types.Type, dst string) {
 	bytes := f.fresh("bytes")
 	f.line("size_t %s;", bytes)
 	cond, stmts := f.keepCopy(t, k.mark, k.mark, dst, bytes)
+	if c := singleTensor(t); c != nil {
+		// One tensor of uniform elements: moved down to the mark, where
+		// the arena allocates once released (as a loop's state of one
+		// tensor is, above), rather than copied out and back.
+		v := dst + c.path
+		f.line("if (%s) {", cond)
+		f.line("  ks_arena_release(ctx, %s);", k.mark)
+		f.line("  if (%s > 0) {", bytes)
+		f.line("    size_t %s_n = (size_t)(%s) * sizeof *%s.data;", bytes, count(v, c.t.Rank), v)
+		f.line("    void *%s_to = ks_alloc(ctx, %s_n);", bytes, bytes)
+		f.line("    memmove(%s_to, %s.data, %s_n);", bytes, v, bytes)
+		f.line("    %s.data = %s_to;", v, bytes)
+		f.line("  }")
+		f.line("}")
+		f.line("%s = ks_arena_mark(ctx);", k.mark)
+		f.line("ctx->escaped = ctx->escaped || %s;", k.saved)
+		return
+	}
 	f.line("if (%s) {", cond)
 	for _, st := range stmts {
 		f.line("  %s", st)
