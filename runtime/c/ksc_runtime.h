@@ -31,8 +31,9 @@
  * -mprefer-vector-width=256 would (the same machine code), and a library
  * built with -march=native is never slower than the default build for it;
  * -DKS_PREFER_512 keeps gcc's choice (d64's gradient and Hessian-vector
- * product were 8-12% faster with it there). */
-#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__) && !defined(KS_PREFER_512)
+ * product were 8-12% faster with it there). gcc knows the option from
+ * version 8 on. */
+#if defined(__AVX512F__) && defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__) && !defined(KS_PREFER_512)
 #pragma GCC target("prefer-vector-width=256")
 #endif
 
