@@ -68,14 +68,15 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 
 	// n columns, m rows, counted from the shapes of x and of f's result.
 	l := &lets{ns: d.ns, p: p}
-	dx := l.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
 	n := l.bind("n", d.floats(p, ir.MkPrim(p, "$shape", chosen(ref(x))), chosen(ref(x)).Type()))
 	shy := l.bind("sh", ir.CallFunc(p, sh, ref(x)))
-	dy := l.bind("dy", ir.MkPrim(p, "ts_zero", ir.MkPrim(p, "$zerosOfShape", ref(shy), &ir.Dummy{P: p, T: base.Result})))
 	m := l.bind("m", d.floats(p, ref(shy), base.Result))
 
-	// By columns: [fwd f] at each unit tangent.
+	// By columns: [fwd f] at each unit tangent, made from the zero
+	// tangent dx (made here, not before the choice: the rows never read
+	// it, and it is a vector per argument).
 	cl := &lets{ns: d.ns, p: p}
+	dx := cl.bind("dx", ir.MkPrim(p, "ts_zero", chosen(ref(x))))
 	// The sweeps' primal parts are alike: the optimiser runs them once
 	// ($hoist, optimise.hoistLoops).
 	cols := cl.bind("cols", ir.MkPrim(p, "$hoist", vectors(n, func(j *ir.Var) ir.Expr {
@@ -88,6 +89,7 @@ func (d *deriver) jacBody(f, base *ir.Func, p ir.Pos) {
 	}
 	// By rows: [sufrevpass f] at each unit cotangent, from one BOG.
 	rw := &lets{ns: d.ns, p: p}
+	dy := rw.bind("dy", ir.MkPrim(p, "ts_zero", ir.MkPrim(p, "$zerosOfShape", ref(shy), &ir.Dummy{P: p, T: base.Result})))
 	pb := rw.bind("pb", ir.CallFunc(p, fwdPass, ref(x)))
 	bog := rw.bind("bog", ir.MkGet(p, 2, ref(pb)))
 	rows := rw.bind("rows", vectors(m, func(i *ir.Var) ir.Expr {
