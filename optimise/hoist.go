@@ -210,7 +210,7 @@ func (h *hoister) chain(e ir.Expr, V map[string]bool) (pre []ir.Expr, rest ir.Ex
 				pre = append(pre, it)
 			}
 		case *ir.Let:
-			if !ir.Mentions(it.Rhs, V) && !lower.HasEffect(it.Rhs, h.eff) {
+			if !ir.Mentions(it.Rhs, V) && h.movable(it.Rhs) {
 				pre = append(pre, it)
 				continue
 			}
@@ -229,7 +229,7 @@ func (h *hoister) chain(e ir.Expr, V map[string]bool) (pre []ir.Expr, rest ir.Ex
 // does not look into lambdas, the branches of an if, the operands of and
 // and or after the first (which may not be evaluated), or lets.
 func (h *hoister) extract(pre []ir.Expr, e ir.Expr, V map[string]bool) ([]ir.Expr, ir.Expr) {
-	if !ir.Mentions(e, V) && !ir.IsAtom(e) && !lower.HasEffect(e, h.eff) {
+	if !ir.Mentions(e, V) && !ir.IsAtom(e) && h.movable(e) {
 		switch e.(type) {
 		case *ir.Call, *ir.Tuple, *ir.Get:
 			v := h.ns.FreshVar(e.Pos(), "h", e.Type())
@@ -266,6 +266,33 @@ func (h *hoister) extract(pre []ir.Expr, e ir.Expr, V map[string]bool) ([]ir.Exp
 		return pre, &ir.If{P: x.P, T: x.T, Cond: c, Then: x.Then, Else: x.Else}
 	}
 	return pre, e
+}
+
+// movable reports whether e, which does not depend on the loop, may be
+// computed once before it for all iterations: it prints nothing and is
+// not a fresh zero (freshZero, as in cse.go), nor a tuple holding one.
+// Derived code starts an accumulator from such a zero and updates it in
+// place ($addAt, $addTo), so one zero made before the loop would be every
+// iteration's accumulator, each adding to what the ones before left in it
+// (the sweeps of a Jacobian by rows, each a reverse pass, when they were
+// hoisted). What a loop computes from such a zero inside it is its own.
+func (h *hoister) movable(e ir.Expr) bool {
+	return !lower.HasEffect(e, h.eff) && !holdsFreshZero(e)
+}
+
+// holdsFreshZero reports whether e is a fresh zero or a tuple with one.
+func holdsFreshZero(e ir.Expr) bool {
+	switch e := e.(type) {
+	case *ir.Call:
+		return e.Prim != nil && freshZero[e.Prim.Name]
+	case *ir.Tuple:
+		for _, x := range e.Elems {
+			if holdsFreshZero(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mixed splits the let l, whose value depends on V, into items that do

@@ -62,3 +62,35 @@ func TestHoist(t *testing.T) {
 		}
 	}
 }
+
+// TestHoistKeepsFreshZeros: a fresh zero that does not depend on k stays
+// in the loop, whether let-bound, in a tuple or an argument: derived code
+// updates it in place ($addAt), so one made before the loop would carry
+// each iteration's additions into the next (the rows of a Jacobian,
+// swept by reverse passes, came out summed when they were hoisted).
+func TestHoistKeepsFreshZeros(t *testing.T) {
+	for _, tc := range []struct{ name, body string }{
+		{"a let", "(let (acc (constVec n 0.0)) (index 0 ($addAt acc 0 (to_float k))))"},
+		{"a tuple", "(let ((acc e) (tuple (constVec n 0.0) (exp a))) (mul e (index 0 ($addAt acc 0 (to_float k)))))"},
+		{"an argument", "(index 0 ($addAt (constVec n 0.0) 0 (to_float k)))"},
+	} {
+		in := "(sum (build n (lam (k : Integer) " + tc.body + ")))"
+		e, err := typecheck.CheckExpr("test", in, tapeVars)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		h := &hoister{ns: &ir.Names{}, eff: lower.Effects{}}
+		out := ir.Map(e, func(x ir.Expr) ir.Expr {
+			if c, ok := x.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
+				if lam, ok := c.Args[1].(*ir.Lam); ok && lam.Param.Name == "k" {
+					return h.loop(c)
+				}
+			}
+			return x
+		})
+		_, loop := ir.ChainItems(out.(*ir.Call).Args[0])
+		if !strings.Contains(ir.FormatExpr(loop), "constVec") {
+			t.Errorf("%s: the zero moved out of the loop: %s", tc.name, ir.FormatExpr(out))
+		}
+	}
+}
