@@ -41,15 +41,7 @@ func TestHoist(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		want := evalExpr(t, e)
-		h := &hoister{ns: &ir.Names{}, eff: lower.Effects{}}
-		out := ir.Map(e, func(x ir.Expr) ir.Expr {
-			if c, ok := x.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
-				if lam, ok := c.Args[1].(*ir.Lam); ok && lam.Param.Name == "k" {
-					return h.loop(c)
-				}
-			}
-			return x
-		})
+		out := hoistK(e)
 		text := ir.FormatExpr(out)
 		if got := evalExpr(t, out); got != want {
 			t.Errorf("%s: value %v became %v in %s", tc.name, want, got, text)
@@ -79,18 +71,23 @@ func TestHoistKeepsFreshZeros(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		h := &hoister{ns: &ir.Names{}, eff: lower.Effects{}}
-		out := ir.Map(e, func(x ir.Expr) ir.Expr {
-			if c, ok := x.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
-				if lam, ok := c.Args[1].(*ir.Lam); ok && lam.Param.Name == "k" {
-					return h.loop(c)
-				}
-			}
-			return x
-		})
+		out := hoistK(e)
 		_, loop := ir.ChainItems(out.(*ir.Call).Args[0])
 		if !strings.Contains(ir.FormatExpr(loop), "constVec") {
 			t.Errorf("%s: the zero moved out of the loop: %s", tc.name, ir.FormatExpr(out))
 		}
 	}
+}
+
+// hoistK runs the hoister on e's loop over k.
+func hoistK(e ir.Expr) ir.Expr {
+	h := &hoister{ns: &ir.Names{}, eff: lower.Effects{}}
+	return ir.Map(e, func(x ir.Expr) ir.Expr {
+		if c, ok := x.(*ir.Call); ok && c.Prim != nil && c.Prim.Name == "build" {
+			if lam, ok := c.Args[1].(*ir.Lam); ok && lam.Param.Name == "k" {
+				return h.loop(c)
+			}
+		}
+		return x
+	})
 }
