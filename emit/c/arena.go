@@ -249,6 +249,18 @@ func (f *fn) keepCopy(t *types.Type, base, from, x, bytes string) (string, []str
 	}
 }
 
+// moveDown emits, each line after indent, the move of v, a tensor of
+// type t, down to the arena mark: the arena is released to it and v's
+// elements are moved to where it allocates next (memmove: the places may
+// overlap). bytes names a new size_t variable for their size.
+func (f *fn) moveDown(indent, v string, t *types.Type, mark, bytes string) {
+	f.line("%ssize_t %s = (size_t)(%s) * sizeof *%s.data;", indent, bytes, count(v, t.Rank), v)
+	f.line("%sks_arena_release(ctx, %s);", indent, mark)
+	f.line("%svoid *%s_to = ks_alloc(ctx, %s);", indent, bytes, bytes)
+	f.line("%sif (%s > 0) memmove(%s_to, %s.data, %s);", indent, bytes, bytes, v, bytes)
+	f.line("%s%s.data = %s_to;", indent, v, bytes)
+}
+
 // iterEnd ends an iteration whose new state is x, assigning it to acc.
 func (f *fn) iterEnd(sr *stateRelease, acc, x string, t *types.Type) {
 	if sr == nil {
@@ -271,11 +283,7 @@ func (f *fn) iterEnd(sr *stateRelease, acc, x string, t *types.Type) {
 		v := x + c.path
 		bytes = f.fresh("bytes")
 		f.line("} else if (!ctx->escaped) {")
-		f.line("  size_t %s = (size_t)(%s) * sizeof *%s.data;", bytes, count(v, c.t.Rank), v)
-		f.line("  ks_arena_release(ctx, %s);", sr.base)
-		f.line("  void *%s_to = ks_alloc(ctx, %s);", bytes, bytes)
-		f.line("  if (%s > 0) memmove(%s_to, %s.data, %s);", bytes, bytes, v, bytes)
-		f.line("  %s.data = %s_to;", v, bytes)
+		f.moveDown("  ", v, c.t, sr.base, bytes)
 		f.line("  %s = ks_arena_mark(ctx);", sr.mark)
 	}
 	if sr.keep {
@@ -421,14 +429,11 @@ func (f *fn) elemEnd(k *elemKeep, x string, t *types.Type, dst string) {
 		// One tensor of uniform elements: moved down to the mark, where
 		// the arena allocates once released (as a loop's state of one
 		// tensor is, above), rather than copied out and back.
-		v := dst + c.path
 		f.line("if (%s) {", cond)
-		f.line("  ks_arena_release(ctx, %s);", k.mark)
 		f.line("  if (%s > 0) {", bytes)
-		f.line("    size_t %s_n = (size_t)(%s) * sizeof *%s.data;", bytes, count(v, c.t.Rank), v)
-		f.line("    void *%s_to = ks_alloc(ctx, %s_n);", bytes, bytes)
-		f.line("    memmove(%s_to, %s.data, %s_n);", bytes, v, bytes)
-		f.line("    %s.data = %s_to;", v, bytes)
+		f.moveDown("    ", dst+c.path, c.t, k.mark, bytes+"_n")
+		f.line("  } else {")
+		f.line("    ks_arena_release(ctx, %s);", k.mark)
 		f.line("  }")
 		f.line("}")
 		f.line("%s = ks_arena_mark(ctx);", k.mark)
