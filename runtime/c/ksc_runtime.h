@@ -29,8 +29,8 @@
  * and d64, its gradient 1.1 times at d20 and n = 10^4: rows of 10 or 20
  * elements are short for 8 lanes. So generated code prefers 256-bit vectors, as
  * -mprefer-vector-width=256 would (the same machine code), and a library
- * built with -march=native is never slower than the default build for it;
- * -DKS_PREFER_512 keeps gcc's choice (d64's gradient and Hessian-vector
+ * built with -march=native is as fast as the default build (within 3%) or
+ * faster; -DKS_PREFER_512 keeps gcc's choice (d64's gradient and Hessian-vector
  * product were 8-12% faster with it there). gcc knows the option from
  * version 8 on. */
 #if defined(__AVX512F__) && defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__) && !defined(KS_PREFER_512)
